@@ -1,0 +1,42 @@
+// Check results and preflight reports (SPEC §1 "Result of a check", §5 report body).
+import { z } from 'zod'
+import { RequirementKind } from './requirements.js'
+
+export const CheckStatus = z.enum(['met', 'unmet', 'error'])
+export type CheckStatus = z.infer<typeof CheckStatus>
+
+export const CheckResult = z.strictObject({
+  kind: RequirementKind,
+  requirement: z.string(),
+  status: CheckStatus,
+  reason: z.string().optional(),
+  observed: z.record(z.string(), z.unknown()),
+  durationMs: z.number().nonnegative(),
+})
+export type CheckResult = z.infer<typeof CheckResult>
+
+// met only when every result is met; otherwise unmet when any result is unmet, else error.
+export const Outcome = CheckStatus
+export type Outcome = CheckStatus
+
+export const WorkerInfo = z.strictObject({
+  id: z.string().min(1).max(256),
+  image: z.string().max(512).optional(),
+  node: z.string().max(64).optional(),
+  hostname: z.string().max(256).optional(),
+})
+
+export const PreflightReport = z.strictObject({
+  outcome: Outcome,
+  declared: z.boolean(),
+  results: z.array(CheckResult).max(1024),
+  startedAt: z.iso.datetime({ offset: true }),
+  finishedAt: z.iso.datetime({ offset: true }),
+  worker: WorkerInfo.optional(),
+})
+export type PreflightReport = z.infer<typeof PreflightReport>
+
+export function outcomeOf(results: readonly Pick<CheckResult, 'status'>[]): Outcome {
+  if (results.every((r) => r.status === 'met')) return 'met'
+  return results.some((r) => r.status === 'unmet') ? 'unmet' : 'error'
+}
