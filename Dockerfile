@@ -1,0 +1,45 @@
+# syntax=docker/dockerfile:1
+# One image, two targets: `coordinator` (default, with a HEALTHCHECK) and `worker`.
+# Build: docker build -t preflight .            (coordinator)
+#        docker build -t preflight-worker --target worker .
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# --- build: compile TypeScript with the dev dependencies -------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY worker ./worker
+RUN npm run build
+
+# --- runtime: production dependencies, compiled code, migrations, git ------------------------------
+FROM ${NODE_IMAGE} AS runtime
+# git: the worker clones workspaces and runs the git checks; tini: a real PID 1 that forwards SIGTERM.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates tini \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+COPY migrations ./migrations
+RUN ln -s /app/bin/preflight.js /usr/local/bin/preflight
+# Non-root: the image's `node` user (uid 1000). Workspaces live under /work, owned by it.
+RUN mkdir -p /work /app/.preflight && chown node:node /work /app/.preflight
+USER node
+ENTRYPOINT ["/usr/bin/tini", "--", "preflight"]
+
+FROM runtime AS worker
+ENV PREFLIGHT_WORKDIR=/work
+CMD ["worker", "--workdir", "/work"]
+
+FROM runtime AS coordinator
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["coordinator", "--port", "8080"]
