@@ -1,0 +1,46 @@
+// createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
+import { bodyLimit } from 'hono/body-limit'
+import { requestId } from 'hono/request-id'
+import { secureHeaders } from 'hono/secure-headers'
+import { authenticate } from './auth.js'
+import { type AppDeps, resolveDeps } from './deps.js'
+import { ApiError, ErrorCode } from './errors.js'
+import { createRouter, renderError } from './http.js'
+import { healthRoutes } from './routes/health.js'
+
+export function createApp(input: AppDeps) {
+  const deps = resolveDeps(input)
+  const app = createRouter()
+  app.use('*', requestId(), secureHeaders())
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: deps.config.bodyLimitBytes,
+      onError: (c) =>
+        renderError(
+          new ApiError(
+            413,
+            ErrorCode.PayloadTooLarge,
+            `the body is over ${deps.config.bodyLimitBytes} bytes`,
+          ),
+          c,
+        ),
+    }),
+  )
+  app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
+
+  const routes = app.route('/', healthRoutes(deps))
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'preflight coordinator', version: '1' },
+  })
+  app.notFound((c) =>
+    renderError(new ApiError(404, ErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), c),
+  )
+  app.onError(renderError)
+  return routes
+}
+
+export type AppType = ReturnType<typeof createApp>

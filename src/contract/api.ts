@@ -1,0 +1,222 @@
+// HTTP wire shapes of the coordinator (SPEC §5 "Wire details"): requests are strict, responses exact.
+import { z } from 'zod'
+import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
+import { CheckResult, Outcome, PreflightReport } from './report.js'
+
+const noNul = (s: string) => !s.includes('\0')
+const text = (max: number) => z.string().min(1).max(max).refine(noNul, 'must not contain NUL')
+// Values handed to git on the worker: a leading "-" would read as an option.
+const gitArg = (max: number) => text(max).regex(/^[^-]/, 'must not start with "-"')
+
+export const Role = z.enum(['orchestrator', 'worker', 'operator', 'admin'])
+export type Role = z.infer<typeof Role>
+
+export const DispatchStatus = z.enum([
+  'queued',
+  'claimed',
+  'setup_failed',
+  'preflight_failed',
+  'running',
+  'succeeded',
+  'failed',
+  'expired',
+  'cancelled',
+])
+export type DispatchStatus = z.infer<typeof DispatchStatus>
+
+export const SubagentName = z
+  .string()
+  .regex(SUBAGENT_NAME, 'a subagent name is 1-128 of letters, digits, "._-"')
+export const Label = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/=-]{0,127}$/, 'a label is 1-128 of letters, digits, "._:/=-"')
+export const Labels = z.array(Label).max(32)
+// A stable code: lowercase words joined by "-" (steps, reasons).
+export const Code = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'a code is lowercase letters, digits and "-"')
+export const Timestamp = z.iso.datetime({ offset: true })
+
+export const ErrorEnvelope = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+})
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>
+
+// --- subagents -------------------------------------------------------------------------------
+export const SubagentRef = z.object({ name: SubagentName, version: z.number().int().min(1) })
+export const SubagentRegistered = z.object({
+  name: SubagentName,
+  version: z.number().int().min(1),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+})
+export type SubagentRegistered = z.infer<typeof SubagentRegistered>
+export const SubagentVersionView = SubagentRegistered.extend({
+  definition: SubagentDefinition,
+  createdAt: Timestamp,
+})
+export type SubagentVersionView = z.infer<typeof SubagentVersionView>
+
+// --- dispatches ------------------------------------------------------------------------------
+// `repo` is cloned at `ref`; `path` (absolute, on the worker, under its --workspace-root) wins when given.
+export const Workspace = z
+  .strictObject({
+    repo: gitArg(2048).optional(),
+    ref: gitArg(256).optional(),
+    setup: z.array(z.string().max(4096).refine(noNul, 'must not contain NUL')).min(1).max(256).optional(),
+    path: text(4096).regex(/^\//, 'workspace.path must be absolute').optional(),
+  })
+  .refine((w) => w.repo !== undefined || w.path !== undefined, 'workspace needs repo or path')
+export type Workspace = z.infer<typeof Workspace>
+
+export const CreateDispatchRequest = z.strictObject({
+  subagent: SubagentName,
+  workspace: Workspace,
+  idempotencyKey: text(256).optional(),
+  labels: Labels.optional(),
+})
+export type CreateDispatchRequest = z.infer<typeof CreateDispatchRequest>
+
+export const DispatchCreated = z.object({ id: z.uuid(), status: DispatchStatus })
+export type DispatchCreated = z.infer<typeof DispatchCreated>
+
+export const DispatchEvent = z.object({
+  step: z.string(),
+  at: Timestamp,
+  attempt: z.number().int().min(0),
+  detail: z.unknown().optional(),
+})
+export type DispatchEvent = z.infer<typeof DispatchEvent>
+
+export const PreflightView = z.object({
+  attempt: z.number().int().min(1),
+  outcome: Outcome,
+  decision: z.enum(['proceed', 'abort']),
+  declared: z.boolean(),
+  reason: z.string().optional(),
+  results: z.array(CheckResult),
+  startedAt: Timestamp,
+  finishedAt: Timestamp,
+  worker: z.unknown().optional(),
+  createdAt: Timestamp,
+})
+export type PreflightView = z.infer<typeof PreflightView>
+
+export const Baseline = z.strictObject({
+  head: z.string().max(128).nullable(),
+  tree: z.string().min(1).max(128),
+})
+
+export const Completion = z.object({
+  status: DispatchStatus,
+  exitCode: z.number().int().optional(),
+  baseline: Baseline.optional(),
+  durationMs: z.number().nonnegative().optional(),
+  reason: z.string().optional(),
+  detail: z.string().optional(),
+  at: Timestamp,
+})
+export type Completion = z.infer<typeof Completion>
+
+export const DispatchView = z.object({
+  id: z.uuid(),
+  status: DispatchStatus,
+  attempt: z.number().int().min(0),
+  maxAttempts: z.number().int().min(1),
+  subagent: SubagentRef,
+  workspace: Workspace,
+  labels: Labels.optional(),
+  idempotencyKey: z.string().optional(),
+  events: z.array(DispatchEvent),
+  preflight: PreflightView.optional(),
+  completion: Completion.optional(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+})
+export type DispatchView = z.infer<typeof DispatchView>
+
+// --- worker ----------------------------------------------------------------------------------
+export const ClaimRequest = z.strictObject({
+  workerId: text(256),
+  labels: Labels.optional(),
+  // Clamped to the coordinator's cap (default 30 s); 0 answers at once.
+  waitMs: z.number().int().min(0).max(600_000).optional(),
+})
+export type ClaimRequest = z.infer<typeof ClaimRequest>
+
+export const Lease = z.object({ token: z.string(), expiresAt: Timestamp })
+export type Lease = z.infer<typeof Lease>
+
+export const ClaimResponse = z.object({
+  dispatch: z.object({
+    id: z.uuid(),
+    attempt: z.number().int().min(1),
+    workspace: Workspace,
+    subagent: SubagentRef,
+    labels: Labels.optional(),
+  }),
+  subagent: SubagentDefinition,
+  lease: Lease,
+})
+export type ClaimResponse = z.infer<typeof ClaimResponse>
+
+// Every worker write carries the fence of its lease.
+const fence = {
+  attempt: z.number().int().min(1),
+  leaseToken: z.string().min(1).max(256),
+}
+
+export const HeartbeatRequest = z.strictObject(fence)
+export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>
+export const HeartbeatResponse = z.object({ status: DispatchStatus, lease: Lease })
+export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>
+
+export const PreflightRequest = z.strictObject({ ...fence, report: PreflightReport })
+export type PreflightRequest = z.infer<typeof PreflightRequest>
+export const PreflightDecision = z.object({
+  decision: z.enum(['proceed', 'abort']),
+  status: DispatchStatus,
+})
+export type PreflightDecision = z.infer<typeof PreflightDecision>
+
+export const EventRequest = z.strictObject({
+  ...fence,
+  step: Code,
+  detail: z.record(z.string(), z.unknown()).optional(),
+})
+export type EventRequest = z.infer<typeof EventRequest>
+export const EventRecorded = z.object({ step: z.string(), at: Timestamp, attempt: z.number().int() })
+export type EventRecorded = z.infer<typeof EventRecorded>
+
+// The agent ran: `exitCode` (0 → succeeded, else failed). Setup failed before verification:
+// `status: "setup_failed"` with a `reason` code and the `detail` (tail of the setup output).
+export const CompleteRequest = z
+  .strictObject({
+    ...fence,
+    exitCode: z.number().int().optional(),
+    baseline: Baseline.optional(),
+    durationMs: z.number().nonnegative().optional(),
+    status: z.literal('setup_failed').optional(),
+    reason: Code.optional(),
+    detail: z.string().max(65_536).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.status === 'setup_failed') {
+      if (body.reason === undefined)
+        ctx.addIssue({ code: 'custom', path: ['reason'], message: 'setup_failed needs a reason code' })
+      if (body.baseline !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['baseline'], message: 'setup_failed has no baseline' })
+    } else {
+      if (body.exitCode === undefined)
+        ctx.addIssue({ code: 'custom', path: ['exitCode'], message: 'exitCode is required' })
+      if (body.reason !== undefined || body.detail !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['reason'],
+          message: 'reason and detail belong to status "setup_failed"',
+        })
+    }
+  })
+export type CompleteRequest = z.infer<typeof CompleteRequest>
+export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
+export type CompleteResponse = z.infer<typeof CompleteResponse>
+
+// --- health ----------------------------------------------------------------------------------
+export const Health = z.object({ status: z.enum(['ok', 'unavailable']), database: z.string().optional() })

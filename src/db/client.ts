@@ -1,0 +1,88 @@
+// Database connections: postgres.js for a real PostgreSQL, PGlite (embedded) when no URL is given.
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import type { SQL } from 'drizzle-orm'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+
+// drizzle over either driver; also the type of a transaction handle (tx extends it).
+export type Orm = PgDatabase<PgQueryResultHKT>
+
+export interface Database {
+  kind: 'postgres' | 'pglite'
+  orm: Orm
+  // Runs SQL text (may hold several statements: migrations) inside one transaction.
+  script<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>
+  // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe.
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>
+  close(): Promise<void>
+}
+
+// Runs SQL text; answers the rows of its last statement.
+export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>
+
+export interface ConnectOptions {
+  statementTimeoutMs?: number
+  poolSize?: number
+}
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
+
+export function connectPostgres(url: string, opts: ConnectOptions = {}): Database {
+  const client = postgres(url, {
+    max: opts.poolSize ?? 10,
+    onnotice: () => {},
+    connection: {
+      statement_timeout: opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      application_name: 'preflight',
+    },
+  })
+  const orm = drizzlePostgres(client) as unknown as Orm
+  return {
+    kind: 'postgres',
+    orm,
+    script: (fn) => client.begin((tx) => fn((text) => runSimple(tx, text))) as never,
+    async listen(channel, onNotify) {
+      const sub = await client.listen(channel, () => onNotify())
+      return () => sub.unlisten()
+    },
+    close: () => client.end({ timeout: 5 }),
+  }
+}
+
+export async function openPglite(dataDir: string | undefined, opts: ConnectOptions = {}): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true })
+  const pg = new PGlite(dataDir)
+  await pg.waitReady
+  await pg.exec(
+    `SET statement_timeout = ${Math.trunc(opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)}`,
+  )
+  const orm = drizzlePglite(pg) as unknown as Orm
+  return {
+    kind: 'pglite',
+    orm,
+    script: (fn) => pg.transaction((tx) => fn(async (text) => (await tx.exec(text)).at(-1)?.rows ?? [])),
+    // One process holds a PGlite database: the in-process waker is all the wake-up there is.
+    listen: async () => async () => {},
+    close: () => pg.close(),
+  }
+}
+
+// The simple protocol runs several statements in one call; postgres.js then answers one result each.
+async function runSimple(tx: postgres.TransactionSql, text: string): Promise<Record<string, unknown>[]> {
+  const result = (await tx.unsafe(text).simple()) as unknown[]
+  const last = result.length > 0 && Array.isArray(result[0]) ? result.at(-1) : result
+  return (last ?? []) as Record<string, unknown>[]
+}
+
+// Rows of a raw statement, whichever driver ran it.
+export async function rows<T>(db: Orm, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
+}
+
+export async function one<T>(db: Orm, query: SQL): Promise<T | undefined> {
+  return (await rows<T>(db, query))[0]
+}

@@ -1,0 +1,45 @@
+// What the app is built from: the database, the coordinator's configuration and the claim waker.
+import type { Database } from './db/client.js'
+import { Waker } from './waker.js'
+
+export interface CoordinatorConfig {
+  // How long a claim or heartbeat holds the lease.
+  leaseMs: number
+  // Claims per dispatch before a lapsed lease marks it `expired`.
+  maxAttempts: number
+  // Upper bound for a claim's `waitMs` (long-poll).
+  claimWaitCapMs: number
+  // How often a waiting claim looks again without a wake-up.
+  claimPollMs: number
+  // How often the server sweeps lapsed leases.
+  sweepIntervalMs: number
+  bodyLimitBytes: number
+  // How long a resolved bearer token is trusted without asking the database again.
+  tokenCacheMs: number
+}
+
+export const defaultConfig: CoordinatorConfig = {
+  leaseMs: 60_000,
+  maxAttempts: 3,
+  claimWaitCapMs: 30_000,
+  claimPollMs: 1_000,
+  sweepIntervalMs: 5_000,
+  bodyLimitBytes: 1024 * 1024,
+  tokenCacheMs: 30_000,
+}
+
+export interface AppDeps {
+  db: Database
+  config?: Partial<CoordinatorConfig>
+  waker?: Waker
+}
+
+export interface Deps {
+  db: Database
+  config: CoordinatorConfig
+  waker: Waker
+}
+
+export function resolveDeps(deps: AppDeps): Deps {
+  return { db: deps.db, config: { ...defaultConfig, ...deps.config }, waker: deps.waker ?? new Waker() }
+}

@@ -1,0 +1,97 @@
+// Shared pieces of the route files: the app's env type, a router whose validation failures are
+// the error envelope, and helpers to declare JSON bodies and error responses in OpenAPI.
+import { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { z } from 'zod'
+import { ErrorEnvelope, type Role } from './contract/api.js'
+import { ApiError, ErrorCode } from './errors.js'
+
+export type AppEnv = { Variables: { role: Role; requestId: string } }
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const issues = result.error.issues.map((i) => ({ path: i.path, code: i.code, message: i.message }))
+        throw new ApiError(400, ErrorCode.InvalidRequest, describe(issues, result.target), {
+          target: result.target,
+          issues,
+        })
+      }
+    },
+  })
+}
+
+function describe(issues: { path: PropertyKey[]; message: string }[], target: string): string {
+  const first = issues[0]
+  if (!first) return `invalid ${target}`
+  const where = first.path.length > 0 ? first.path.map(String).join('.') : target
+  return `invalid ${target}: ${where}: ${first.message}`
+}
+
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  content: { 'application/json': { schema } },
+  required: true,
+})
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { 'application/json': { schema } },
+  description,
+})
+
+const errorResponse = (description: string) => jsonResponse(ErrorEnvelope, description)
+
+// Error responses every authenticated route may answer, for the OpenAPI document.
+export const authErrors = {
+  400: errorResponse('invalid request (code invalid-request, malformed-json)'),
+  401: errorResponse('missing or unknown bearer token (code unauthorized)'),
+  403: errorResponse('the token’s role may not call this route (code forbidden)'),
+  413: errorResponse('body over the limit (code payload-too-large)'),
+} as const
+
+export { errorResponse }
+
+// Maps anything thrown to the envelope; never leaks a stack trace.
+export function renderError(err: unknown, c: Context): Response {
+  const e = toApiError(err)
+  if (e.status >= 500) console.error(`[${c.get('requestId') ?? '-'}]`, err)
+  const body: ErrorEnvelope = { error: { code: e.code, message: e.message } }
+  if (e.details !== undefined) body.error.details = e.details
+  return c.json(body, e.status as ContentfulStatusCode)
+}
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  if (err instanceof HTTPException) return fromHttpException(err)
+  const pg = sqlState(err)
+  if (pg?.startsWith('22'))
+    return new ApiError(400, ErrorCode.InvalidValue, 'a value is not acceptable to the database')
+  if (pg === '23505') return new ApiError(409, ErrorCode.Conflict, 'a conflicting record exists')
+  if (pg === '57014') return new ApiError(503, ErrorCode.Timeout, 'the database did not answer in time')
+  return new ApiError(500, ErrorCode.Internal, 'internal error')
+}
+
+function fromHttpException(err: HTTPException): ApiError {
+  if (err.status === 400 && /json/i.test(err.message)) {
+    return new ApiError(400, ErrorCode.MalformedJson, 'the request body is not valid JSON')
+  }
+  if (err.status === 413) return new ApiError(413, ErrorCode.PayloadTooLarge, 'the request body is too large')
+  if (err.status === 401) return new ApiError(401, ErrorCode.Unauthorized, err.message || 'unauthorized')
+  if (err.status < 500) return new ApiError(400, ErrorCode.InvalidRequest, err.message || 'bad request')
+  return new ApiError(500, ErrorCode.Internal, 'internal error')
+}
+
+// SQLSTATE of a database error, also when wrapped (drizzle wraps driver errors in `cause`).
+function sqlState(err: unknown): string | undefined {
+  for (
+    let e = err, depth = 0;
+    e && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code
+  }
+  return undefined
+}

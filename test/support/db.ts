@@ -1,0 +1,85 @@
+// Test databases: a fresh, uniquely named PostgreSQL database per suite (dropped afterwards).
+// Selection: TEST_DATABASE_URL / DATABASE_URL, else testcontainers when a Docker engine exists,
+// else a clear failure — never a silent skip. PGlite only through `createPgliteDatabase`.
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import postgres from 'postgres'
+import { connectPostgres, type Database, openPglite } from '../../src/db/client.js'
+import { migrate } from '../../src/db/migrate.js'
+
+export interface TestDatabase {
+  // Connection URL of the fresh database (absent for PGlite).
+  url: string | undefined
+  db: Database
+  drop(): Promise<void>
+}
+
+export interface TestDatabaseOptions {
+  migrate?: boolean
+  poolSize?: number
+}
+
+export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const server = await serverUrl()
+  const name = `preflight_test_${process.pid}_${randomBytes(4).toString('hex')}`
+  const admin = postgres(server, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`CREATE DATABASE ${name}`)
+  const url = withDatabase(server, name)
+  const db = connectPostgres(url, { poolSize: opts.poolSize ?? 12 })
+  if (opts.migrate !== false) await migrate(db)
+  return {
+    url,
+    db,
+    async drop() {
+      await db.close()
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end({ timeout: 5 })
+    },
+  }
+}
+
+// An in-memory PGlite database with the migrations applied.
+export async function createPgliteDatabase(): Promise<TestDatabase> {
+  const db = await openPglite(undefined)
+  await migrate(db)
+  return { url: undefined, db, drop: () => db.close() }
+}
+
+export function withDatabase(url: string, name: string): string {
+  const u = new URL(url)
+  u.pathname = `/${name}`
+  return u.toString()
+}
+
+let container: Promise<string> | undefined
+
+async function serverUrl(): Promise<string> {
+  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
+  if (url) return url
+  if (!dockerAvailable()) throw new Error(NO_DATABASE)
+  container ??= startContainer()
+  return container
+}
+
+const NO_DATABASE =
+  'no test database: set TEST_DATABASE_URL to a PostgreSQL the tests may create databases on ' +
+  '(e.g. postgres://postgres@127.0.0.1:5432/postgres), or run a Docker engine with @testcontainers/postgresql installed'
+
+function dockerAvailable(): boolean {
+  return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock')
+}
+
+// testcontainers is optional (not a dependency): imported lazily, by a name TypeScript does not resolve.
+async function startContainer(): Promise<string> {
+  const moduleName = '@testcontainers/postgresql'
+  let mod: {
+    PostgreSqlContainer: new (image: string) => { start(): Promise<{ getConnectionUri(): string }> }
+  }
+  try {
+    mod = await import(moduleName)
+  } catch {
+    throw new Error(`${NO_DATABASE} (a Docker engine exists but ${moduleName} is not installed)`)
+  }
+  const started = await new mod.PostgreSqlContainer('postgres:17-alpine').start()
+  return started.getConnectionUri()
+}
