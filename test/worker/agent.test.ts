@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { runAgent } from '../../worker/agent.js'
+import { removeAll, tempDir } from './git-fixtures.js'
+
+const dirs: string[] = []
+afterEach(() => removeAll(dirs))
+
+async function workspace() {
+  const dir = await tempDir()
+  dirs.push(dir)
+  return dir
+}
+
+const env = { PATH: process.env.PATH ?? '', TOKEN: 'agent-env' }
+
+describe('runAgent', () => {
+  it('runs agent.command in the workspace with the agent environment and streams its lines', async () => {
+    const dir = await workspace()
+    const lines: string[] = []
+    const result = await runAgent({
+      workspace: dir,
+      command: ['sh', '-c', 'echo one; echo two >&2; echo "$TOKEN" > marker'],
+      env,
+      signal: new AbortController().signal,
+      onLine: (line) => lines.push(line),
+    })
+    expect(result.exitCode).toBe(0)
+    expect(lines.sort()).toEqual(['one', 'two'])
+    expect(await readFile(join(dir, 'marker'), 'utf8')).toBe('agent-env\n')
+  })
+
+  it('passes the agent exit code through', async () => {
+    const dir = await workspace()
+    const result = await runAgent({
+      workspace: dir,
+      command: ['sh', '-c', 'exit 4'],
+      env,
+      signal: new AbortController().signal,
+      onLine: () => {},
+    })
+    expect(result).toMatchObject({ exitCode: 4, cancelled: false })
+  })
+
+  it('stops the agent when its signal is aborted', async () => {
+    const dir = await workspace()
+    const stop = new AbortController()
+    const result = await runAgent({
+      workspace: dir,
+      command: ['sleep', '30'],
+      env,
+      signal: stop.signal,
+      onLine: () => {},
+      onStart: () => setTimeout(() => stop.abort(), 50),
+    })
+    expect(result.cancelled).toBe(true)
+  })
+
+  it('looks the program up on the agent PATH, not the worker PATH', async () => {
+    const dir = await workspace()
+    const result = await runAgent({
+      workspace: dir,
+      command: ['sh', '-c', 'true'],
+      env: { PATH: dir },
+      signal: new AbortController().signal,
+      onLine: () => {},
+    })
+    expect(result).toMatchObject({ exitCode: 127, failedToStart: true })
+  })
+})

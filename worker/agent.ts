@@ -1,0 +1,26 @@
+// The agent step: agent.command with the agent environment, its output streamed to the worker log.
+import { type RunResult, runProcess } from './process.js'
+
+export interface AgentOptions {
+  workspace: string
+  command: readonly string[]
+  env: Record<string, string>
+  // aborted on shutdown after the grace period, or when the lease is lost
+  signal: AbortSignal
+  onLine: (line: string) => void
+  onStart?: (pid: number | undefined) => void
+  timeoutMs?: number
+}
+
+export type AgentResult = RunResult
+
+export function runAgent(opts: AgentOptions): Promise<AgentResult> {
+  return runProcess(opts.command, {
+    cwd: opts.workspace,
+    env: opts.env,
+    signal: opts.signal,
+    onLine: opts.onLine,
+    ...(opts.onStart ? { onStart: opts.onStart } : {}),
+    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+  })
+}

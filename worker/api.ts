@@ -1,0 +1,187 @@
+// HTTP client for the coordinator's worker routes: bearer token, retries with backoff, 409 = lease lost.
+import type {
+  ClaimResponse,
+  CompleteResponse,
+  EventRecorded,
+  HeartbeatResponse,
+  PreflightDecision,
+  Workspace,
+} from '../src/contract/api.js'
+import type { PreflightReport } from '../src/contract/index.js'
+
+export type Claim = ClaimResponse
+export type { Workspace }
+
+export interface Fence {
+  id: string
+  attempt: number
+  leaseToken: string
+}
+
+export interface Completion {
+  exitCode: number
+  baseline?: { head: string | null; tree: string }
+  durationMs?: number
+}
+
+export interface SetupFailure {
+  // a stable code (path-not-allowed, clone-failed, setup-exit, …)
+  reason: string
+  // for people: what ran and the tail of its output
+  detail?: string
+}
+
+// Another attempt owns the dispatch now: stop it without completing.
+export class LeaseLostError extends Error {
+  override name = 'LeaseLostError'
+}
+
+export class ApiError extends Error {
+  override name = 'ApiError'
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface RetryPolicy {
+  // total time a call keeps retrying before it gives up
+  budgetMs: number
+  baseMs: number
+  maxDelayMs: number
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { budgetMs: 10 * 60_000, baseMs: 200, maxDelayMs: 10_000 }
+
+export interface ApiOptions {
+  url: string
+  token: string
+  retry?: RetryPolicy
+  signal?: AbortSignal
+  onRetry?: (what: string, attempt: number, err: unknown) => void
+}
+
+export function createApi(opts: ApiOptions) {
+  const base = opts.url.replace(/\/+$/, '')
+  const retry = opts.retry ?? DEFAULT_RETRY
+  const call = <T>(method: string, path: string, body: unknown, extra: { signal?: AbortSignal } = {}) =>
+    withRetry(() => send<T>(base, opts.token, method, path, body, extra.signal), retry, {
+      what: `${method} ${path}`,
+      ...(extra.signal ? { signal: extra.signal } : {}),
+      ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+    })
+  const fenced = (f: Fence) => ({ attempt: f.attempt, leaseToken: f.leaseToken })
+  const at = (f: Fence, tail: string) => `/v1/dispatches/${encodeURIComponent(f.id)}/${tail}`
+  return {
+    // Claims are not retried here: the claim loop backs off itself, and a lost answer only costs a lease.
+    claim: (workerId: string, waitMs: number, signal?: AbortSignal) =>
+      send<ClaimResponse | undefined>(
+        base,
+        opts.token,
+        'POST',
+        '/v1/worker/claim',
+        { workerId, waitMs },
+        signal,
+      ),
+    // One try per tick: the lease keeper calls again on its next beat.
+    heartbeat: (f: Fence, signal?: AbortSignal) =>
+      send<HeartbeatResponse>(base, opts.token, 'POST', at(f, 'heartbeat'), fenced(f), signal),
+    event: (f: Fence, step: string, detail?: Record<string, unknown>) =>
+      call<EventRecorded>('POST', at(f, 'events'), { ...fenced(f), step, ...(detail ? { detail } : {}) }),
+    report: (f: Fence, report: PreflightReport) =>
+      call<PreflightDecision>('PUT', at(f, 'preflight'), {
+        ...fenced(f),
+        report,
+      }),
+    complete: (f: Fence, completion: Completion) =>
+      call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), ...completion }),
+    setupFailed: (f: Fence, failure: SetupFailure) =>
+      call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), status: 'setup_failed', ...failure }),
+  }
+}
+export type Api = ReturnType<typeof createApi>
+
+class RetryableError extends Error {}
+
+async function send<T>(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+): Promise<T> {
+  let res: Response
+  try {
+    res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    })
+  } catch (err) {
+    if (signal?.aborted) throw err
+    throw new RetryableError(`${method} ${path}: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  if (res.status === 204) return undefined as T
+  const text = await res.text()
+  const json = parseJson(text)
+  if (res.ok) return json as T
+  const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error
+  const message = `${method} ${path}: ${res.status} ${error?.message ?? text.slice(0, 200)}`
+  if (res.status === 409) throw new LeaseLostError(message)
+  if (res.status >= 500 || res.status === 429) throw new RetryableError(message)
+  throw new ApiError(res.status, error?.code ?? 'http-error', message)
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+interface RetryContext {
+  what: string
+  signal?: AbortSignal
+  onRetry?: (what: string, attempt: number, err: unknown) => void
+}
+
+// Exponential backoff with full jitter, for network errors, 5xx and 429 only; bounded by a time budget.
+export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy, ctx: RetryContext): Promise<T> {
+  const deadline = Date.now() + policy.budgetMs
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn()
+    } catch (err) {
+      if (!(err instanceof RetryableError) || ctx.signal?.aborted || Date.now() >= deadline) throw err
+      ctx.onRetry?.(ctx.what, attempt, err)
+      const cap = Math.min(policy.maxDelayMs, policy.baseMs * 2 ** Math.min(attempt - 1, 20))
+      await sleep(
+        Math.min(cap / 2 + (Math.random() * cap) / 2, Math.max(0, deadline - Date.now())),
+        ctx.signal,
+      )
+    }
+  }
+}
+
+export function isRetryable(err: unknown): boolean {
+  return err instanceof RetryableError
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}

@@ -1,0 +1,91 @@
+// Runs a workspace program (setup, agent) with an exact environment, streaming its output line by line.
+import { constants } from 'node:os'
+import { execa } from 'execa'
+
+export interface RunOptions {
+  cwd: string
+  env: Record<string, string>
+  timeoutMs?: number
+  signal?: AbortSignal
+  onLine?: (line: string) => void
+  onStart?: (pid: number | undefined) => void
+  tailLines?: number
+}
+
+export interface RunResult {
+  exitCode: number
+  signal: string | null
+  timedOut: boolean
+  cancelled: boolean
+  failedToStart: boolean
+  tail: string
+  durationMs: number
+}
+
+const KILL_GRACE_MS = 5_000
+const TAIL_CHARS = 8_192
+
+// Same shape for success and failure; never throws for what the program did.
+export async function runProcess(argv: readonly string[], opts: RunOptions): Promise<RunResult> {
+  const started = Date.now()
+  const [file, ...args] = argv
+  if (!file) throw new Error('runProcess needs at least the program to run')
+  const tail = new Tail(opts.tailLines ?? 40)
+  const subprocess = execa(file, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    // Only the given environment: the worker's own variables must not leak into workspace programs.
+    extendEnv: false,
+    stdin: 'ignore',
+    all: true,
+    buffer: false,
+    reject: false,
+    timeout: opts.timeoutMs,
+    cancelSignal: opts.signal,
+    forceKillAfterDelay: KILL_GRACE_MS,
+  })
+  opts.onStart?.(subprocess.pid)
+  try {
+    for await (const line of subprocess.iterable({ from: 'all' })) {
+      tail.push(line)
+      opts.onLine?.(line)
+    }
+  } catch {
+    // the iterable rejects when the subprocess fails; the result below says how
+  }
+  const result = await subprocess
+  const failedToStart =
+    result.exitCode === undefined && !result.signal && !result.timedOut && !result.isCanceled
+  if (failedToStart) tail.push(result.originalMessage ?? result.shortMessage ?? 'failed to start')
+  return {
+    exitCode: exitCodeOf(result.exitCode, result.signal, failedToStart),
+    signal: result.signal ?? null,
+    timedOut: result.timedOut,
+    cancelled: result.isCanceled,
+    failedToStart,
+    tail: tail.text(),
+    durationMs: Date.now() - started,
+  }
+}
+
+// Shell conventions: 127 when the program could not start, 128 + n when a signal ended it.
+function exitCodeOf(code: number | undefined, signal: string | undefined, failedToStart: boolean): number {
+  if (code !== undefined) return code
+  if (failedToStart) return 127
+  const numbers: Record<string, number> = constants.signals
+  return 128 + (signal ? (numbers[signal] ?? 0) : 0)
+}
+
+// The last lines of output, bounded in characters as well.
+class Tail {
+  private lines: string[] = []
+  constructor(private readonly max: number) {}
+  push(line: string) {
+    this.lines.push(line.length > TAIL_CHARS ? `…${line.slice(-TAIL_CHARS)}` : line)
+    if (this.lines.length > this.max) this.lines.shift()
+  }
+  text(): string {
+    const text = this.lines.join('\n')
+    return text.length > TAIL_CHARS ? `…${text.slice(-TAIL_CHARS)}` : text
+  }
+}

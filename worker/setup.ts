@@ -1,0 +1,67 @@
+// The setup step: workspace.setup (argv), else `sh preflight-setup.sh` when the workspace has one.
+import { lstat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { runProcess } from './process.js'
+
+export const SETUP_SCRIPT = 'preflight-setup.sh'
+export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000
+
+export interface SetupOptions {
+  workspace: string
+  argv?: readonly string[] | undefined
+  env: Record<string, string>
+  timeoutMs?: number
+  signal?: AbortSignal
+  onLine?: (line: string) => void
+}
+
+export type SetupResult =
+  | { ran: false }
+  | { ran: true; ok: true; command: string[]; exitCode: 0; durationMs: number }
+  | {
+      ran: true
+      ok: false
+      command: string[]
+      reason: 'setup-exit' | 'setup-timeout' | 'setup-not-started' | 'setup-cancelled'
+      exitCode: number
+      tail: string
+      durationMs: number
+    }
+
+export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
+  const command = await setupCommand(opts.workspace, opts.argv)
+  if (!command) return { ran: false }
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS
+  const run = await runProcess(command, {
+    cwd: opts.workspace,
+    env: opts.env,
+    timeoutMs,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.onLine ? { onLine: opts.onLine } : {}),
+  })
+  if (run.exitCode === 0 && !run.timedOut && !run.cancelled) {
+    return { ran: true, ok: true, command, exitCode: 0, durationMs: run.durationMs }
+  }
+  return {
+    ran: true,
+    ok: false,
+    command,
+    reason: failureReason(run),
+    exitCode: run.exitCode,
+    tail: run.tail,
+    durationMs: run.durationMs,
+  }
+}
+
+async function setupCommand(workspace: string, argv: readonly string[] | undefined) {
+  if (argv && argv.length > 0) return [...argv]
+  const script = await lstat(join(workspace, SETUP_SCRIPT)).catch(() => undefined)
+  return script?.isFile() ? ['sh', SETUP_SCRIPT] : undefined
+}
+
+function failureReason(run: { timedOut: boolean; cancelled: boolean; failedToStart: boolean }) {
+  if (run.timedOut) return 'setup-timeout' as const
+  if (run.cancelled) return 'setup-cancelled' as const
+  if (run.failedToStart) return 'setup-not-started' as const
+  return 'setup-exit' as const
+}
