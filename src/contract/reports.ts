@@ -1,0 +1,74 @@
+// Wire shapes of the operators' queries: GET /v1/reports and GET /v1/reports/summary (SPEC §5).
+import { z } from 'zod'
+import { CheckResult, Outcome } from './report.js'
+import { RequirementKind } from './requirements.js'
+
+export const MAX_PAGE = 500
+
+const Name = z.string().min(1).max(256)
+const Instant = z.iso.datetime({ offset: true })
+const Limit = (fallback: number) => z.coerce.number().int().min(1).max(MAX_PAGE).default(fallback)
+const Cursor = z.string().min(1).max(2048).describe('nextCursor of the previous page, as received')
+
+const Window = {
+  since: Instant.optional().describe('createdAt at or after this instant (inclusive)'),
+  until: Instant.optional().describe('createdAt before this instant (exclusive)'),
+}
+
+export const ReportsQuery = z.strictObject({
+  outcome: Outcome.optional(),
+  subagent: Name.optional(),
+  worker: Name.optional().describe('the id the worker reported with'),
+  kind: RequirementKind.optional().describe('reports with at least one result of this kind'),
+  reason: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'a reason is a lowercase code such as "not-found"')
+    .optional()
+    .describe('reports with at least one result with this reason (on the same result as kind, when both)'),
+  ...Window,
+  limit: Limit(50),
+  cursor: Cursor.optional(),
+})
+export type ReportsQuery = z.infer<typeof ReportsQuery>
+
+export const ReportItem = z.object({
+  dispatchId: z.string(),
+  subagent: z.string(),
+  subagentVersion: z.number().int(),
+  workerId: z.string(),
+  attempt: z.number().int(),
+  outcome: Outcome,
+  results: z.array(CheckResult),
+  createdAt: z.string(),
+})
+export type ReportItem = z.infer<typeof ReportItem>
+
+export const ReportPage = z.object({ items: z.array(ReportItem), nextCursor: z.string().nullable() })
+export type ReportPage = z.infer<typeof ReportPage>
+
+export const SummaryQuery = z.strictObject({
+  subagent: Name.optional(),
+  ...Window,
+  limit: Limit(100),
+  cursor: Cursor.optional(),
+})
+export type SummaryQuery = z.infer<typeof SummaryQuery>
+
+export const SummaryItem = z.object({
+  subagent: z.string(),
+  kind: z.string(),
+  requirement: z.string(),
+  checks: z.number().int(),
+  met: z.number().int(),
+  unmet: z.number().int(),
+  error: z.number().int(),
+  lastMetAt: z.string().nullable(),
+  firstUnmetAfterMetAt: z
+    .string()
+    .nullable()
+    .describe('drift: the earliest unmet/error result after the latest met one; null while met or never met'),
+})
+export type SummaryItem = z.infer<typeof SummaryItem>
+
+export const SummaryPage = z.object({ items: z.array(SummaryItem), nextCursor: z.string().nullable() })
+export type SummaryPage = z.infer<typeof SummaryPage>

@@ -1,0 +1,20 @@
+// Opaque keyset cursors: base64url of a JSON key, checked against the shape the query expects.
+export class InvalidCursorError extends Error {
+  override name = 'InvalidCursorError'
+}
+
+export function encodeCursor(key: unknown): string {
+  return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url')
+}
+
+export function decodeCursor<K>(cursor: string, isKey: (value: unknown) => value is K): K {
+  if (!/^[A-Za-z0-9_-]{1,1024}$/.test(cursor)) throw new InvalidCursorError('cursor is not base64url')
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+  } catch {
+    throw new InvalidCursorError('cursor does not decode')
+  }
+  if (!isKey(value)) throw new InvalidCursorError('cursor is not one this endpoint issued')
+  return value
+}

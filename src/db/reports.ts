@@ -1,0 +1,97 @@
+// Operators' report listing: filters, newest first, keyset pagination on (created_at, id).
+import { and, desc, eq, gte, lt, type SQL, sql } from 'drizzle-orm'
+import type { CheckResult, Outcome } from '../contract/index.js'
+import type { ReportPage } from '../contract/reports.js'
+import type { Orm } from './client.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { preflightReports as pr, requirementResults as rr } from './schema.js'
+
+export interface ReportFilters {
+  outcome?: Outcome | undefined
+  subagent?: string | undefined
+  worker?: string | undefined
+  kind?: string | undefined
+  reason?: string | undefined
+  since?: Date | undefined // inclusive
+  until?: Date | undefined // exclusive
+}
+
+export interface ReportPageQuery extends ReportFilters {
+  limit: number
+  cursor?: string | undefined
+}
+
+// The cursor keeps created_at to the microsecond: a millisecond Date would skip or repeat rows.
+const MICRO_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/
+const isKey = (v: unknown): v is [string, number] =>
+  Array.isArray(v) &&
+  v.length === 2 &&
+  typeof v[0] === 'string' &&
+  MICRO_ISO.test(v[0]) &&
+  !Number.isNaN(Date.parse(v[0])) &&
+  Number.isSafeInteger(v[1]) &&
+  (v[1] as number) > 0
+
+// Drivers differ: postgres.js parses jsonb, others may hand over the text.
+const parseJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T
+
+export const microIso = (column: SQL | typeof pr.createdAt) =>
+  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+
+export async function listReports(db: Orm, query: ReportPageQuery): Promise<ReportPage> {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
+  const rows = await db
+    .select({
+      id: pr.id,
+      dispatchId: pr.dispatchId,
+      subagent: pr.subagentName,
+      subagentVersion: pr.subagentVersion,
+      workerId: pr.workerId,
+      attempt: pr.attempt,
+      outcome: pr.outcome,
+      results: sql`${pr.report} -> 'results'`.mapWith(parseJson<CheckResult[] | null>),
+      createdAt: pr.createdAt,
+      key: microIso(pr.createdAt),
+    })
+    .from(pr)
+    .where(
+      and(
+        ...conditionsFor(query),
+        after && sql`(${pr.createdAt}, ${pr.id}) < (${after[0]}::text::timestamptz, ${after[1]})`,
+      ),
+    )
+    .orderBy(desc(pr.createdAt), desc(pr.id))
+    .limit(query.limit + 1)
+  const page = rows.slice(0, query.limit)
+  const last = page.at(-1)
+  return {
+    items: page.map(({ id: _id, key: _key, createdAt, results, ...item }) => ({
+      ...item,
+      results: results ?? [],
+      createdAt: createdAt.toISOString(),
+    })),
+    nextCursor: rows.length > query.limit && last ? encodeCursor([last.key, last.id]) : null,
+  }
+}
+
+function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
+  return [
+    f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
+    f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
+    f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
+    f.since === undefined ? undefined : gte(pr.createdAt, f.since),
+    f.until === undefined ? undefined : lt(pr.createdAt, f.until),
+    hasResult(f),
+  ]
+}
+
+// kind and reason together mean one result with both (e.g. an exec requirement that was not-found).
+function hasResult(f: ReportFilters): SQL | undefined {
+  if (f.kind === undefined && f.reason === undefined) return undefined
+  const match = and(
+    sql`${rr.reportId} = ${pr.id}`,
+    f.kind === undefined ? undefined : eq(rr.kind, f.kind),
+    f.reason === undefined ? undefined : eq(rr.reason, f.reason),
+  )
+  return sql`exists (select 1 from ${rr} where ${match})`
+}

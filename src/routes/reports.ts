@@ -1,0 +1,55 @@
+// Operators' read side: GET /v1/reports (filtered, keyset-paginated) and GET /v1/reports/summary.
+import { createRoute } from '@hono/zod-openapi'
+import { requireRole } from '../auth.js'
+import { ReportPage, ReportsQuery, SummaryPage, SummaryQuery } from '../contract/reports.js'
+import { InvalidCursorError } from '../db/cursor.js'
+import { listReports } from '../db/reports.js'
+import { summarise } from '../db/summary.js'
+import type { Deps } from '../deps.js'
+import { ApiError, ErrorCode } from '../errors.js'
+import { authErrors, createRouter, jsonResponse } from '../http.js'
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/v1/reports',
+  summary: 'Preflight reports, newest first, keyset-paginated (operator)',
+  security: [{ bearer: [] }],
+  middleware: [requireRole('operator')] as const,
+  request: { query: ReportsQuery },
+  responses: { 200: jsonResponse(ReportPage, 'one page of reports'), ...authErrors },
+})
+
+const summaryRoute = createRoute({
+  method: 'get',
+  path: '/v1/reports/summary',
+  summary: 'Per subagent and requirement: checks, met, unmet, error, last met, drift (operator)',
+  security: [{ bearer: [] }],
+  middleware: [requireRole('operator')] as const,
+  request: { query: SummaryQuery },
+  responses: { 200: jsonResponse(SummaryPage, 'one page of figures'), ...authErrors },
+})
+
+const toDate = (iso: string | undefined) => (iso === undefined ? undefined : new Date(iso))
+
+export const reportRoutes = (deps: Pick<Deps, 'db'>) =>
+  createRouter()
+    .openapi(listRoute, async (c) => {
+      const q = c.req.valid('query')
+      const window = { since: toDate(q.since), until: toDate(q.until) }
+      return c.json(await orBadCursor(() => listReports(deps.db.orm, { ...q, ...window })), 200)
+    })
+    .openapi(summaryRoute, async (c) => {
+      const q = c.req.valid('query')
+      const window = { since: toDate(q.since), until: toDate(q.until) }
+      return c.json(await orBadCursor(() => summarise(deps.db.orm, { ...q, ...window })), 200)
+    })
+
+// A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.
+async function orBadCursor<R>(answer: () => Promise<R>): Promise<R> {
+  try {
+    return await answer()
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new ApiError(400, ErrorCode.InvalidCursor, err.message)
+    throw err
+  }
+}

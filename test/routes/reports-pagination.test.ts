@@ -1,0 +1,64 @@
+// GET /v1/reports keyset pagination: every row exactly once, even when created_at ties or differs by 1 µs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ReportsHarness, startReportsHarness } from './reports-app.js'
+import { met, seedReport, unmet } from './reports-fixtures.js'
+
+let h: ReportsHarness
+const seeded: string[] = []
+
+beforeAll(async () => {
+  h = await startReportsHarness()
+  const times = [
+    ...Array.from({ length: 8 }, () => '2026-02-01T00:00:00.000000Z'), // identical created_at
+    ...Array.from({ length: 7 }, (_, i) => `2026-02-01T00:00:00.00010${i}Z`), // same millisecond
+    ...Array.from({ length: 6 }, (_, i) => `2026-02-0${i + 2}T00:00:00Z`),
+  ]
+  for (const [i, at] of times.entries()) {
+    const results = i % 3 === 0 ? [unmet('pnpm')] : [met('node')]
+    seeded.push((await seedReport(h.sql, { at, results })).dispatchId)
+  }
+}, 60_000)
+
+afterAll(async () => {
+  await h?.close()
+})
+
+async function walk(query: string, limit: number) {
+  const pages: string[][] = []
+  let cursor: string | null = null
+  do {
+    const after: string = cursor === null ? '' : `&cursor=${cursor}`
+    const { status, body } = await h.get(`/v1/reports?limit=${limit}${query}${after}`)
+    expect(status).toBe(200)
+    pages.push(body.items.map((i: { dispatchId: string }) => i.dispatchId))
+    cursor = body.nextCursor
+  } while (cursor !== null && pages.length < 100)
+  return pages
+}
+
+describe('GET /v1/reports pagination', () => {
+  it('walks all reports exactly once, in the order of one big page', async () => {
+    const [all] = await walk('', 500)
+    const pages = await walk('', 3)
+    expect(all).toHaveLength(seeded.length)
+    expect(pages.flat()).toEqual(all)
+    expect(new Set(pages.flat()).size).toBe(seeded.length)
+  })
+
+  it('keeps every page at the limit until the last', async () => {
+    const pages = await walk('', 4)
+    expect(pages.map((p) => p.length)).toEqual([4, 4, 4, 4, 4, 1])
+  })
+
+  it('answers a null nextCursor when the last page is exactly full', async () => {
+    const pages = await walk('', seeded.length)
+    expect(pages).toHaveLength(1)
+  })
+
+  it('keeps the filters across pages', async () => {
+    const [all] = await walk('&outcome=unmet', 500)
+    const pages = await walk('&outcome=unmet', 2)
+    expect(all).toHaveLength(7)
+    expect(pages.flat()).toEqual(all)
+  })
+})

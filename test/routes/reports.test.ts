@@ -1,0 +1,127 @@
+// GET /v1/reports: each filter narrows, newest first, keyset pages, bad input → 400 envelope.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ReportsHarness, startReportsHarness } from './reports-app.js'
+import { errored, met, seedReport, unmet } from './reports-fixtures.js'
+
+let h: ReportsHarness
+const ids: Record<string, string> = {}
+
+async function list(query: string) {
+  return h.get(`/v1/reports${query}`)
+}
+const dispatchesOf = (body: { items: { dispatchId: string }[] }) => body.items.map((i) => i.dispatchId)
+
+beforeAll(async () => {
+  h = await startReportsHarness()
+  const seeds = {
+    a: { subagent: 'web', worker: 'w-1', at: '2026-01-01T10:00:00Z', results: [met('node'), met('git')] },
+    b: { subagent: 'web', worker: 'w-2', at: '2026-01-02T10:00:00Z', results: [met('node'), unmet('pnpm')] },
+    c: { subagent: 'api', worker: 'w-1', at: '2026-01-03T10:00:00Z', results: [errored('src/**/*.ts')] },
+    d: {
+      subagent: 'api',
+      worker: 'w-2',
+      at: '2026-01-04T10:00:00Z',
+      results: [unmet('dist/index.js', 'paths', 'no-match')],
+    },
+  }
+  for (const [key, seed] of Object.entries(seeds)) ids[key] = (await seedReport(h.sql, seed)).dispatchId
+}, 60_000)
+
+afterAll(async () => {
+  await h?.close()
+})
+
+describe('GET /v1/reports', () => {
+  it('lists every report newest first', async () => {
+    const { status, body } = await list('')
+    expect(status).toBe(200)
+    expect(dispatchesOf(body)).toEqual([ids.d, ids.c, ids.b, ids.a])
+    expect(body.nextCursor).toBeNull()
+  })
+
+  it('returns the wire shape of an item with its results', async () => {
+    const { body } = await list('?subagent=web&outcome=unmet')
+    expect(body.items).toEqual([
+      {
+        dispatchId: ids.b,
+        subagent: 'web',
+        subagentVersion: 1,
+        workerId: 'w-2',
+        attempt: 1,
+        outcome: 'unmet',
+        results: [
+          expect.objectContaining({ requirement: 'node' }),
+          expect.objectContaining({ requirement: 'pnpm' }),
+        ],
+        createdAt: '2026-01-02T10:00:00.000Z',
+      },
+    ])
+  })
+
+  it('filters by outcome', async () => {
+    expect(dispatchesOf((await list('?outcome=unmet')).body)).toEqual([ids.d, ids.b])
+  })
+
+  it('filters by subagent', async () => {
+    expect(dispatchesOf((await list('?subagent=api')).body)).toEqual([ids.d, ids.c])
+  })
+
+  it('filters by worker', async () => {
+    expect(dispatchesOf((await list('?worker=w-1')).body)).toEqual([ids.c, ids.a])
+  })
+
+  it('filters by the kind of any result', async () => {
+    expect(dispatchesOf((await list('?kind=paths')).body)).toEqual([ids.d, ids.c])
+  })
+
+  it('filters by the reason of any result', async () => {
+    expect(dispatchesOf((await list('?reason=not-found')).body)).toEqual([ids.b])
+  })
+
+  it('matches kind and reason on the same result', async () => {
+    expect(dispatchesOf((await list('?kind=exec&reason=no-match')).body)).toEqual([])
+    expect(dispatchesOf((await list('?kind=paths&reason=no-match')).body)).toEqual([ids.d])
+  })
+
+  it('includes since and excludes until', async () => {
+    const { body } = await list('?since=2026-01-02T10:00:00Z&until=2026-01-04T10:00:00Z')
+    expect(dispatchesOf(body)).toEqual([ids.c, ids.b])
+  })
+
+  it('combines filters', async () => {
+    expect(dispatchesOf((await list('?subagent=api&worker=w-1&outcome=error')).body)).toEqual([ids.c])
+  })
+})
+
+describe('GET /v1/reports bad input', () => {
+  const cases = [
+    ['a cursor that is not base64url', '?cursor=***', 'invalid-cursor'],
+    [
+      'a cursor that decodes to something else',
+      `?cursor=${Buffer.from('{"a":1}').toString('base64url')}`,
+      'invalid-cursor',
+    ],
+    [
+      'a cursor with a non-ISO time',
+      `?cursor=${Buffer.from('["yesterday",1]').toString('base64url')}`,
+      'invalid-cursor',
+    ],
+    ['a limit of 0', '?limit=0', 'invalid-request'],
+    ['a limit above 500', '?limit=501', 'invalid-request'],
+    ['a limit that is not a number', '?limit=ten', 'invalid-request'],
+    ['a since that is not ISO', '?since=yesterday', 'invalid-request'],
+    ['an until without an offset', '?until=2026-01-01T10:00:00', 'invalid-request'],
+    ['an unknown outcome', '?outcome=failed', 'invalid-request'],
+    ['an unknown kind', '?kind=env', 'invalid-request'],
+    ['a reason that is not a code', '?reason=Not%20Found', 'invalid-request'],
+    ['an unknown parameter', '?subagnet=web', 'invalid-request'],
+  ] as const
+  for (const [what, query, code] of cases) {
+    it(`answers 400 ${code} for ${what}`, async () => {
+      const { status, body } = await list(query)
+      expect(status).toBe(400)
+      expect(body.error.code).toBe(code)
+      expect(typeof body.error.message).toBe('string')
+    })
+  }
+})
