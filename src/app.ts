@@ -7,6 +7,7 @@ import { type AppDeps, resolveDeps } from './deps.js'
 import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, renderError } from './http.js'
 import { healthRoutes } from './routes/health.js'
+import { reportRoutes } from './routes/reports.js'
 
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
@@ -30,7 +31,7 @@ export function createApp(input: AppDeps) {
   app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
 
-  const routes = app.route('/', healthRoutes(deps))
+  const routes = app.route('/', healthRoutes(deps)).route('/', reportRoutes(deps))
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -1,6 +1,7 @@
 // ApiError: a failure with an HTTP status and a stable code, rendered by the app's one onError.
 export const ErrorCode = {
   InvalidRequest: 'invalid-request',
+  InvalidCursor: 'invalid-cursor',
   MalformedJson: 'malformed-json',
   InvalidValue: 'invalid-value',
   Unauthorized: 'unauthorized',
