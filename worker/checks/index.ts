@@ -1,0 +1,151 @@
+// The evaluator: every declared requirement checked concurrently, each bounded, fail-closed (SPEC §1).
+import {
+  type CheckResult,
+  type ContextRequires,
+  listRequirements,
+  type Outcome,
+  outcomeOf,
+  Reason,
+  type Requirement,
+  type RequirementKind,
+} from '../../src/contract/index.js'
+import { checkExec } from './exec.js'
+import { checkGit } from './git.js'
+import { DirectoryCache } from './listing.js'
+import { checkPaths } from './paths.js'
+import type { CheckContext, Checker, Finding } from './types.js'
+
+export type { CheckContext, Checker, Finding } from './types.js'
+
+export const DEFAULT_TIMEOUT_MS = 10_000
+export const DEFAULT_MAX_ENTRIES = 200_000
+
+export const checkers = { paths: checkPaths, exec: checkExec, git: checkGit } satisfies Record<
+  RequirementKind,
+  Checker
+>
+
+export interface VerifyOptions {
+  // absolute path of the workspace
+  workspace: string
+  // the agent environment
+  env: Record<string, string>
+  // per check
+  timeoutMs?: number
+  // walk bound per paths pattern
+  maxEntries?: number
+}
+
+export interface Verdict {
+  outcome: Outcome
+  declared: boolean
+  results: CheckResult[]
+  startedAt: string
+  finishedAt: string
+}
+
+// Everything a checker sees except its own abort signal.
+export type EvaluationContext = Omit<CheckContext, 'signal'>
+
+export function evaluationContext(
+  requires: ContextRequires | undefined,
+  opts: VerifyOptions,
+): EvaluationContext {
+  return {
+    workspace: opts.workspace,
+    env: opts.env,
+    requires: requires ?? {},
+    timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxEntries: opts.maxEntries ?? DEFAULT_MAX_ENTRIES,
+    listings: new DirectoryCache(),
+    memo: new Map(),
+  }
+}
+
+export async function verify(requires: ContextRequires | undefined, opts: VerifyOptions): Promise<Verdict> {
+  const startedAt = new Date().toISOString()
+  const requirements = listRequirements(requires)
+  const results = await evaluate(requirements, checkers, evaluationContext(requires, opts))
+  return {
+    outcome: outcomeOf(results),
+    declared: requirements.length > 0,
+    results,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+  }
+}
+
+// One result per requirement, in declaration order, each `error: not-checked` until a checker decides it.
+export async function evaluate(
+  requirements: readonly Requirement[],
+  table: Partial<Record<string, Checker>>,
+  ctx: EvaluationContext,
+): Promise<CheckResult[]> {
+  const results: CheckResult[] = requirements.map(({ kind, requirement }) => ({
+    kind,
+    requirement,
+    status: 'error',
+    reason: Reason.NotChecked,
+    observed: {},
+    durationMs: 0,
+  }))
+  await Promise.all(
+    requirements.map(async (req, i) => {
+      const started = performance.now()
+      const finding = await runBounded(req, table, ctx)
+      results[i] = toResult(req, finding, performance.now() - started)
+    }),
+  )
+  return results
+}
+
+function toResult(req: Requirement, finding: Finding, ms: number): CheckResult {
+  const result: CheckResult = {
+    kind: req.kind,
+    requirement: req.requirement,
+    status: finding.status,
+    observed: finding.observed,
+    durationMs: Math.round(ms * 1000) / 1000,
+  }
+  if (finding.status !== 'met') result.reason = finding.reason ?? Reason.CheckFailed
+  return result
+}
+
+// A checker's answer, or `error` when it has none, throws, or runs past the timeout (then it is told to stop).
+async function runBounded(
+  req: Requirement,
+  table: Partial<Record<string, Checker>>,
+  ctx: EvaluationContext,
+): Promise<Finding> {
+  const checker = Object.hasOwn(table, req.kind) ? table[req.kind] : undefined
+  if (!checker) return failure(Reason.UnknownKind, { kind: req.kind })
+  const controller = new AbortController()
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<Finding>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new Error(`timed out after ${ctx.timeoutMs} ms`))
+      resolve(failure(Reason.Timeout, { timeoutMs: ctx.timeoutMs }))
+    }, ctx.timeoutMs)
+  })
+  const checked = Promise.resolve()
+    .then(() => checker(req.requirement, { ...ctx, signal: controller.signal }))
+    .then(
+      (finding) =>
+        controller.signal.aborted ? failure(Reason.Timeout, { timeoutMs: ctx.timeoutMs }) : finding,
+      (err: unknown) =>
+        failure(controller.signal.aborted ? Reason.Timeout : Reason.CheckFailed, { message: messageOf(err) }),
+    )
+  try {
+    return await Promise.race([checked, timedOut])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function failure(reason: Reason, observed: Record<string, unknown>): Finding {
+  return { status: 'error', reason, observed }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

@@ -1,0 +1,32 @@
+// Shapes shared by the evaluator and the per-kind checkers.
+import type { CheckResult, ContextRequires, Reason, Rejection } from '../../src/contract/index.js'
+import type { DirectoryCache } from './listing.js'
+
+// What a checker decides about one requirement; the evaluator adds kind, requirement and duration.
+export interface Finding {
+  status: CheckResult['status']
+  reason?: Reason
+  observed: Record<string, unknown>
+}
+
+export interface CheckContext {
+  // absolute path of the workspace as given
+  workspace: string
+  // the agent environment: exec resolves on its PATH, git takes only its PATH
+  env: Record<string, string>
+  requires: ContextRequires
+  signal: AbortSignal
+  timeoutMs: number
+  maxEntries: number
+  // directory listings shared by every paths check of one verify() call
+  listings: DirectoryCache
+  // per-call memo so that several checks of one kind share one probe (git runs once for both facts)
+  memo: Map<string, unknown>
+}
+
+export type Checker = (requirement: string, ctx: CheckContext) => Promise<Finding>
+
+export interface Rejected {
+  path: string
+  why: Rejection
+}
