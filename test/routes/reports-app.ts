@@ -1,44 +1,22 @@
-// The coordinator app on a fresh PostgreSQL database, with one token per role, for the reports tests.
-import postgres, { type Sql } from 'postgres'
-import { createApp } from '../../src/app.js'
-import { hashToken } from '../../src/auth.js'
+// The coordinator app for the reports tests: the shared test app, a GET helper with a role, a seeder.
 import type { Role } from '../../src/contract/api.js'
-import { insertToken } from '../../src/db/tokens.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
-
-export const tokens: Record<Role, string> = {
-  orchestrator: 'orchestrator-token-0123456789',
-  worker: 'worker-token-0123456789',
-  operator: 'operator-token-0123456789',
-  admin: 'admin-token-0123456789',
-}
+import { createTestApp, type Reply, type TestApp } from '../support/app.js'
+import { type SeedReport, seedReport } from './reports-fixtures.js'
 
 export interface ReportsHarness {
-  // a plain postgres.js client for seeding (drizzle rewires the parsers of its own client)
-  sql: Sql
-  app: ReturnType<typeof createApp>
-  get(path: string, role?: Role | null): Promise<{ status: number; body: any }>
+  app: TestApp['app']
+  get(path: string, role?: Role | null): Promise<Reply>
+  seed(report: SeedReport): Promise<{ dispatchId: string }>
   close(): Promise<void>
 }
 
-export async function startReportsHarness(): Promise<ReportsHarness> {
-  const database: TestDatabase = await createTestDatabase({ poolSize: 4 })
-  const sql = postgres(database.url ?? '', { max: 2, onnotice: () => {} })
-  for (const [role, token] of Object.entries(tokens)) {
-    await insertToken(database.db.orm, hashToken(token), role as Role)
-  }
-  const app = createApp({ db: database.db })
+// PostgreSQL by default; `pglite` runs the same app on the embedded database.
+export async function startReportsHarness(opts: { pglite?: boolean } = {}): Promise<ReportsHarness> {
+  const t = await createTestApp({}, opts)
   return {
-    sql,
-    app,
-    async get(path, role = 'operator') {
-      const headers: Record<string, string> = role ? { authorization: `Bearer ${tokens[role]}` } : {}
-      const res = await app.request(path, { headers })
-      return { status: res.status, body: await res.json() }
-    },
-    async close() {
-      await sql.end()
-      await database.drop()
-    },
+    app: t.app,
+    get: (path, role = 'operator') => t.call('GET', path, { role }),
+    seed: (report) => seedReport(t.t.db.orm, report),
+    close: () => t.close(),
   }
 }

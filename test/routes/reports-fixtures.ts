@@ -1,8 +1,9 @@
 // Hand-made report histories for the reports tests: rows written straight into the tables so that
-// created_at, workers and outcomes are exactly what each test needs.
+// created_at, workers and outcomes are exactly what each test needs. Runs on PostgreSQL and PGlite.
 import { randomUUID } from 'node:crypto'
-import type { Sql } from 'postgres'
+import { sql } from 'drizzle-orm'
 import { type CheckResult, outcomeOf } from '../../src/contract/index.js'
+import { type Orm, one } from '../../src/db/client.js'
 
 export interface SeedReport {
   subagent?: string
@@ -19,31 +20,36 @@ const defaults: CheckResult = {
   durationMs: 1,
 }
 
+// ::text first: a timestamptz parameter would pass through a JS Date and lose the microseconds.
+const at = (iso: string) => sql`${iso}::text::timestamptz`
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`
+
 // Inserts a subagent version, a dispatch and its report with one requirement_results row per result.
-export async function seedReport(sql: Sql, seed: SeedReport): Promise<{ dispatchId: string; id: number }> {
+export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchId: string }> {
   const subagent = seed.subagent ?? 'frontend-fixer'
-  const worker = seed.worker ?? 'w-1'
   const results = seed.results.map((r) => ({ ...defaults, ...r }) as CheckResult)
   const outcome = outcomeOf(results)
   const dispatchId = randomUUID()
   const report = { outcome, declared: results.length > 0, results, startedAt: seed.at, finishedAt: seed.at }
-  // ::text first: a timestamptz parameter would pass through a JS Date and lose the microseconds
-  await sql`insert into subagent_versions (name, version, hash, definition)
-    values (${subagent}, 1, ${'0'.repeat(64)}, ${sql.json({ name: subagent })}) on conflict do nothing`
-  await sql`insert into dispatches (id, subagent_name, subagent_version, workspace, status, attempt)
-    values (${dispatchId}, ${subagent}, 1, ${sql.json({ repo: 'x' })}, 'running', 1)`
-  const [row] = await sql<{ id: string }[]>`insert into preflight_reports
-      (dispatch_id, attempt, subagent_name, subagent_version, worker_id, outcome, decision, declared, report, created_at)
-    values (${dispatchId}, 1, ${subagent}, 1, ${worker}, ${outcome}, ${outcome === 'met' ? 'proceed' : 'abort'},
-      ${report.declared}, ${sql.json(report as never)}, ${seed.at}::text::timestamptz) returning id`
-  const id = Number(row?.id)
+  await db.execute(sql`insert into subagent_versions (name, version, hash, definition)
+    values (${subagent}, 1, ${'0'.repeat(64)}, ${json({ name: subagent })}) on conflict do nothing`)
+  await db.execute(sql`insert into dispatches (id, subagent_name, subagent_version, workspace, status, attempt)
+    values (${dispatchId}, ${subagent}, 1, ${json({ repo: 'x' })}, 'running', 1)`)
+  const row = await one<{ id: string | number }>(
+    db,
+    sql`insert into preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
+        outcome, decision, declared, report, created_at)
+      values (${dispatchId}, 1, ${subagent}, 1, ${seed.worker ?? 'w-1'}, ${outcome},
+        ${outcome === 'met' ? 'proceed' : 'abort'}, ${report.declared}, ${json(report)}, ${at(seed.at)})
+      returning id`,
+  )
   for (const [position, r] of results.entries()) {
-    await sql`insert into requirement_results
-        (report_id, position, subagent_name, kind, requirement, status, reason, observed, duration_ms, created_at)
-      values (${id}, ${position}, ${subagent}, ${r.kind}, ${r.requirement}, ${r.status}, ${r.reason ?? null},
-        ${sql.json(r.observed as never)}, ${r.durationMs}, ${seed.at}::text::timestamptz)`
+    await db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
+        requirement, status, reason, observed, duration_ms, created_at)
+      values (${row?.id}, ${position}, ${subagent}, ${r.kind}, ${r.requirement}, ${r.status},
+        ${r.reason ?? null}, ${json(r.observed)}, ${r.durationMs}, ${at(seed.at)})`)
   }
-  return { dispatchId, id }
+  return { dispatchId }
 }
 
 export const met = (requirement = 'node', kind: CheckResult['kind'] = 'exec'): Partial<CheckResult> => ({

@@ -1,7 +1,7 @@
 // GET /v1/reports keyset pagination: every row exactly once, even when created_at ties or differs by 1 µs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { met, seedReport, unmet } from './reports-fixtures.js'
+import { met, unmet } from './reports-fixtures.js'
 
 let h: ReportsHarness
 const seeded: string[] = []
@@ -15,7 +15,7 @@ beforeAll(async () => {
   ]
   for (const [i, at] of times.entries()) {
     const results = i % 3 === 0 ? [unmet('pnpm')] : [met('node')]
-    seeded.push((await seedReport(h.sql, { at, results })).dispatchId)
+    seeded.push((await h.seed({ at, results })).dispatchId)
   }
 }, 60_000)
 

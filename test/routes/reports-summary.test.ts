@@ -1,7 +1,7 @@
 // GET /v1/reports/summary: counts and drift (first unmet/error after the latest met) on a hand-made history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { errored, met, seedReport, unmet } from './reports-fixtures.js'
+import { errored, met, unmet } from './reports-fixtures.js'
 
 let h: ReportsHarness
 const t = (day: number) => `2026-03-0${day}T12:00:00.000Z`
@@ -15,9 +15,9 @@ beforeAll(async () => {
   flap.push(unmet('dist/**', 'paths'), unmet('dist/**', 'paths'))
   for (let day = 1; day <= 5; day++) {
     const results = [pnpm, node, worktree, flap].flatMap((history) => history[day - 1] ?? [])
-    await seedReport(h.sql, { subagent: 'web', at: t(day), results })
+    await h.seed({ subagent: 'web', at: t(day), results })
   }
-  await seedReport(h.sql, { subagent: 'api', at: t(1), results: [met('git')] })
+  await h.seed({ subagent: 'api', at: t(1), results: [met('git')] })
 }, 60_000)
 
 afterAll(async () => {

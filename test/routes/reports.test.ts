@@ -1,7 +1,7 @@
 // GET /v1/reports: each filter narrows, newest first, keyset pages, bad input → 400 envelope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { errored, met, seedReport, unmet } from './reports-fixtures.js'
+import { errored, met, unmet } from './reports-fixtures.js'
 
 let h: ReportsHarness
 const ids: Record<string, string> = {}
@@ -24,7 +24,7 @@ beforeAll(async () => {
       results: [unmet('dist/index.js', 'paths', 'no-match')],
     },
   }
-  for (const [key, seed] of Object.entries(seeds)) ids[key] = (await seedReport(h.sql, seed)).dispatchId
+  for (const [key, seed] of Object.entries(seeds)) ids[key] = (await h.seed(seed)).dispatchId
 }, 60_000)
 
 afterAll(async () => {
