@@ -1,4 +1,86 @@
-// `preflight worker` — not built yet.
-export async function run(_args: string[]): Promise<number> {
-  throw new Error('preflight worker is not implemented yet')
+// `preflight worker` — claims dispatches from a coordinator and runs their lifecycle (SPEC §3).
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { hostname, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { createApi } from '../../worker/api.js'
+import { createLog } from '../../worker/log.js'
+import { startWorker, type WorkerOptions } from '../../worker/worker.js'
+import { ENV_NAME } from '../contract/index.js'
+import { intFlag, parseFlags } from './args.js'
+import { UsageError } from './errors.js'
+
+const flags = {
+  coordinator: { type: 'string' },
+  token: { type: 'string' },
+  workdir: { type: 'string' },
+  concurrency: { type: 'string' },
+  'pass-env': { type: 'string', multiple: true },
+  'workspace-root': { type: 'string', multiple: true },
+  'keep-failed': { type: 'boolean' },
+  'worker-id': { type: 'string' },
+  'grace-ms': { type: 'string' },
+  'wait-ms': { type: 'string' },
+  'setup-timeout-ms': { type: 'string' },
+  'check-timeout-ms': { type: 'string' },
+} as const
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, flags)
+  const env = process.env
+  const url = values.coordinator ?? env.PREFLIGHT_COORDINATOR ?? env.PREFLIGHT_URL
+  if (!url) throw new UsageError('--coordinator URL is required (or PREFLIGHT_COORDINATOR)')
+  if (!URL.canParse(url)) throw new UsageError(`--coordinator must be a URL, got "${url}"`)
+  const token = values.token ?? env.PREFLIGHT_TOKEN
+  if (!token) throw new UsageError('--token is required (or PREFLIGHT_TOKEN)')
+  for (const name of values['pass-env'] ?? []) {
+    if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
+  }
+  const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
+  // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
+  const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
+  await mkdir(workdir, { recursive: true })
+  const options: WorkerOptions = {
+    workerId: values['worker-id'] ?? `${hostname()}-${process.pid}`,
+    workdir,
+    roots: (values['workspace-root'] ?? []).map((r) => resolve(r)),
+    passEnv: values['pass-env'] ?? [],
+    keepFailed: values['keep-failed'] ?? false,
+    concurrency: intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1,
+    graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? 30_000,
+    waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? 20_000,
+    ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
+    ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
+    ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
+  }
+  const log = createLog()
+  const api = createApi({
+    url,
+    token,
+    onRetry: (what, n, err) => log.warn(`${what} failed (try ${n}), retrying: ${(err as Error).message}`),
+  })
+  log.info(
+    `worker ${options.workerId}: coordinator ${url}, workdir ${workdir}, concurrency ${options.concurrency}`,
+  )
+  const worker = startWorker(options, { api, log, env })
+  onSignals(
+    () => void worker.stop(),
+    () => worker.abort(),
+  )
+  await worker.done
+  if (!workdirFlag) await rm(workdir, { recursive: true, force: true })
+  log.info(`worker ${options.workerId}: stopped (${JSON.stringify(worker.counts)})`)
+  return 0
+}
+
+// First SIGTERM/SIGINT: graceful stop; a second one stops running agents at once.
+function onSignals(stop: () => void, abort: () => void) {
+  let received = 0
+  const handle = () => (++received === 1 ? stop() : abort())
+  process.on('SIGTERM', handle)
+  process.on('SIGINT', handle)
+}
+
+function optionalInt<K extends string>(key: K, value: string | undefined, name: string) {
+  const n = intFlag(value, name, 1, 24 * 3_600_000)
+  return n === undefined ? {} : ({ [key]: n } as Record<K, number>)
 }

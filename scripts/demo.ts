@@ -1,0 +1,160 @@
+// `npm run demo`: two dispatches against a sample repository — one met, one missing a binary — and the
+// failed dispatch's report as an operator sees it. Uses the coordinator `npm start` runs, else its own.
+import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { printReport, type Report } from './demo-print.js'
+import {
+  answers,
+  bootstrapTokens,
+  ensureBuilt,
+  readState,
+  spawnPreflight,
+  tokenSpec,
+  waitExit,
+  waitReady,
+} from './local.js'
+
+const cleanup: (() => Promise<unknown>)[] = []
+try {
+  const { url, tokens } = await coordinator()
+  const repo = await sampleRepo()
+  const missing = 'pnpm-not-installed'
+  const call = api(url)
+  await call('POST', '/v1/subagents', tokens.orchestrator, subagent('demo-ready', ['git', 'sh']))
+  await call('POST', '/v1/subagents', tokens.orchestrator, subagent('demo-needs-pnpm', ['git', missing]))
+  const ids: string[] = []
+  for (const name of ['demo-ready', 'demo-needs-pnpm']) {
+    const body = { subagent: name, workspace: { repo }, idempotencyKey: `demo-${randomUUID()}` }
+    ids.push(((await call('POST', '/v1/dispatches', tokens.orchestrator, body)) as { id: string }).id)
+  }
+  console.log(`dispatched ${ids.length} jobs against ${repo}; waiting for the worker…\n`)
+  const finals = await Promise.all(ids.map((id) => waitDone(call, tokens.orchestrator, id)))
+  for (const d of finals)
+    console.log(`  ${d.subagent.name.padEnd(16)} ${d.status.padEnd(17)} dispatch ${d.id}`)
+  const failed = finals.find((d) => d.status === 'preflight_failed')
+  if (!failed) throw new Error('expected one dispatch to fail its preflight')
+  const reports = (await call(
+    'GET',
+    `/v1/reports?subagent=demo-needs-pnpm&outcome=unmet&limit=1`,
+    tokens.operator,
+  )) as {
+    items: Report[]
+  }
+  const report = reports.items.find((r) => r.dispatchId === failed.id) ?? reports.items[0]
+  if (report) printReport(report)
+  console.log(
+    `\nThe same, as JSON: curl -s '${url}/v1/reports?subagent=demo-needs-pnpm&outcome=unmet' -H 'Authorization: Bearer ${tokens.operator}'`,
+  )
+} catch (err) {
+  console.error(`npm run demo: ${(err as Error).message}`)
+  process.exitCode = 1
+} finally {
+  for (const release of cleanup.reverse()) await release()
+}
+
+function subagent(name: string, exec: string[]) {
+  return {
+    name,
+    description: 'preflight demo',
+    agent: { command: ['sh', '-c', 'echo "agent running in $(pwd)"; ls'] },
+    contextRequires: { paths: ['package.json', 'src/**/*.ts'], exec, git: { worktree: true, history: true } },
+  }
+}
+
+// The coordinator of `npm start` (./.preflight/start.json or PREFLIGHT_URL + tokens), else a private one.
+async function coordinator() {
+  const state = await readState()
+  const url = process.env.PREFLIGHT_URL ?? state?.url
+  const envTokens = process.env.PREFLIGHT_ORCHESTRATOR_TOKEN && process.env.PREFLIGHT_OPERATOR_TOKEN
+  if (url && (await answers(`${url}/healthz`))) {
+    const tokens = envTokens
+      ? bootstrapTokens(`orchestrator:${envTokens},operator:${process.env.PREFLIGHT_OPERATOR_TOKEN}`)
+      : state?.tokens
+    if (!tokens)
+      throw new Error(
+        `a coordinator answers at ${url}, but no tokens: set PREFLIGHT_ORCHESTRATOR_TOKEN and PREFLIGHT_OPERATOR_TOKEN`,
+      )
+    console.log(`using the coordinator at ${url}\n`)
+    return { url, tokens }
+  }
+  return startPrivate()
+}
+
+async function startPrivate() {
+  await ensureBuilt()
+  const home = await mkdtemp(join(tmpdir(), 'preflight-demo-'))
+  cleanup.push(() => rm(home, { recursive: true, force: true }))
+  const tokens = bootstrapTokens('')
+  const port = String(18_000 + Math.floor(Math.random() * 2_000))
+  const url = `http://127.0.0.1:${port}`
+  console.log(`no coordinator answers; starting a private one at ${url} (PGlite in ${home})\n`)
+  const env = { PREFLIGHT_BOOTSTRAP_TOKENS: tokenSpec(tokens) }
+  const coord = spawnPreflight(['coordinator', '--port', port], { cwd: home, env, quiet: true })
+  cleanup.push(() => stopChild(coord))
+  await waitReady(url, coord)
+  const worker = spawnPreflight(['worker', '--coordinator', url, '--workdir', join(home, 'work')], {
+    cwd: home,
+    env: { PREFLIGHT_TOKEN: tokens.worker },
+    quiet: true,
+  })
+  cleanup.push(() => stopChild(worker))
+  return { url, tokens }
+}
+
+async function stopChild(child: ReturnType<typeof spawnPreflight>) {
+  if (child.exitCode === null) child.kill('SIGTERM')
+  await waitExit(child)
+}
+
+async function sampleRepo(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'preflight-demo-repo-'))
+  cleanup.push(() => rm(dir, { recursive: true, force: true }))
+  await mkdir(join(dir, 'src'))
+  await writeFile(join(dir, 'package.json'), '{ "name": "demo-app", "private": true }\n')
+  await writeFile(join(dir, 'src', 'index.ts'), 'export const hello = "world"\n')
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=demo', '-c', 'user.email=demo@example.invalid', ...args], {
+      cwd: dir,
+      stdio: 'ignore',
+    })
+  git('init', '-q')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'sample')
+  return dir
+}
+
+type Call = (method: string, path: string, token: string, body?: unknown) => Promise<unknown>
+
+function api(url: string): Call {
+  return async (method, path, token, body) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    const json = (await res.json().catch(() => undefined)) as unknown
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
+    return json
+  }
+}
+
+interface DispatchView {
+  id: string
+  status: string
+  subagent: { name: string }
+}
+
+const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
+
+async function waitDone(call: Call, token: string, id: string): Promise<DispatchView> {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    const d = (await call('GET', `/v1/dispatches/${id}`, token)) as DispatchView
+    if (TERMINAL.includes(d.status)) return d
+    await new Promise((r) => setTimeout(r, 300))
+  }
+  throw new Error(`dispatch ${id} did not finish within 120 s — is a worker running?`)
+}

@@ -1,0 +1,93 @@
+// Local processes for `npm start` and `npm run demo`: a coordinator on embedded PGlite and a worker.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const BIN = join(ROOT, 'bin', 'preflight.js')
+export const STATE_FILE = join(ROOT, '.preflight', 'start.json')
+export const ROLES = ['orchestrator', 'worker', 'operator', 'admin'] as const
+export type Tokens = Record<(typeof ROLES)[number], string>
+
+export interface StartState {
+  url: string
+  tokens: Tokens
+  pid: number
+}
+
+// PREFLIGHT_BOOTSTRAP_TOKENS="role:token,…" when set (missing roles are generated), else fresh random tokens.
+export function bootstrapTokens(spec = process.env.PREFLIGHT_BOOTSTRAP_TOKENS): Tokens {
+  const given = new Map<string, string>()
+  for (const pair of (spec ?? '').split(',').filter(Boolean)) {
+    const at = pair.indexOf(':')
+    given.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim())
+  }
+  const tokens = {} as Tokens
+  for (const role of ROLES) tokens[role] = given.get(role) ?? `pf_${role}_${randomBytes(16).toString('hex')}`
+  return tokens
+}
+
+export function tokenSpec(tokens: Tokens): string {
+  return ROLES.map((role) => `${role}:${tokens[role]}`).join(',')
+}
+
+// dist/ is built by `npm install`; build it when someone removed it.
+export async function ensureBuilt(): Promise<void> {
+  if (existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) return
+  await waitExit(
+    spawn(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    }),
+  )
+}
+
+export function spawnPreflight(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; quiet?: boolean },
+) {
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: opts.quiet ? ['ignore', 'ignore', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+  })
+}
+
+export async function waitReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the coordinator exited with code ${child.exitCode}`)
+    if (await answers(`${url}/readyz`)) return
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  throw new Error(`the coordinator did not become ready at ${url} within ${timeoutMs / 1000} s`)
+}
+
+export async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).ok
+  } catch {
+    return false
+  }
+}
+
+export function waitExit(child: ChildProcess): Promise<number> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((r) => child.once('exit', (code, signal) => r(code ?? (signal ? 1 : 0))))
+}
+
+export async function writeState(state: StartState): Promise<void> {
+  await mkdir(dirname(STATE_FILE), { recursive: true })
+  await writeFile(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
+}
+
+export async function readState(): Promise<StartState | undefined> {
+  try {
+    return JSON.parse(await readFile(STATE_FILE, 'utf8')) as StartState
+  } catch {
+    return undefined
+  }
+}

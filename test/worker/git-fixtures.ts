@@ -1,0 +1,53 @@
+// Real git repositories in temp dirs for the worker's tests.
+import { execFileSync } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import type { GitRunner } from '../../worker/baseline.js'
+import { runGit } from '../../worker/checks/git-env.js'
+
+const identity = {
+  GIT_AUTHOR_NAME: 'test',
+  GIT_AUTHOR_EMAIL: 'test@example.invalid',
+  GIT_COMMITTER_NAME: 'test',
+  GIT_COMMITTER_EMAIL: 'test@example.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+}
+
+// git for setting fixtures up (not the code under test): the test's own environment, no user config.
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, ...identity },
+    encoding: 'utf8',
+  }).trim()
+}
+
+export async function tempDir(prefix = 'preflight-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix))
+}
+
+export async function writeFiles(root: string, files: Record<string, string>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true })
+    await writeFile(join(root, path), content)
+  }
+}
+
+// A repository with one commit holding `files`.
+export async function makeRepo(files: Record<string, string> = { 'README.md': 'hello\n' }): Promise<string> {
+  const dir = await tempDir('preflight-repo-')
+  git(dir, 'init', '-q')
+  await writeFiles(dir, files)
+  git(dir, 'add', '-A')
+  git(dir, 'commit', '-q', '-m', 'initial')
+  return dir
+}
+
+// The code under test's git: the filtered environment and safety flags of worker/checks/git-env.ts.
+export const safeGit: GitRunner = (cwd, args, env) =>
+  runGit(cwd, args, { path: process.env.PATH, ...(env ? { env } : {}) })
+
+export async function removeAll(dirs: string[]): Promise<void> {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))
+}

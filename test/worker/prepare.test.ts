@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, symlink } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { allowedPath, prepareWorkspace } from '../../worker/prepare.js'
+import { git, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
+
+const dirs: string[] = []
+afterEach(() => removeAll(dirs))
+
+async function track<T extends string>(dir: Promise<T>): Promise<T> {
+  const d = await dir
+  dirs.push(d)
+  return d
+}
+
+async function clone(repo: string, ref?: string) {
+  const workdir = await track(tempDir('preflight-workdir-'))
+  return prepareWorkspace({
+    workspace: { repo, ...(ref ? { ref } : {}) },
+    workdir,
+    name: 'job-1',
+    roots: [],
+    path: process.env.PATH,
+  })
+}
+
+describe('prepareWorkspace: clone', () => {
+  it('clones a local repository into a fresh directory it owns', async () => {
+    const repo = await track(makeRepo({ 'a.txt': 'main\n' }))
+    const prepared = await clone(repo)
+    expect(prepared.ok && prepared.owned).toBe(true)
+    if (prepared.ok) expect(await readFile(join(prepared.dir, 'a.txt'), 'utf8')).toBe('main\n')
+  })
+
+  it('checks out a branch, a tag or a commit named by workspace.ref', async () => {
+    const repo = await track(makeRepo({ 'a.txt': 'v1\n' }))
+    const first = git(repo, 'rev-parse', 'HEAD')
+    git(repo, 'tag', 'v1')
+    git(repo, 'checkout', '-q', '-b', 'feature')
+    await writeFiles(repo, { 'a.txt': 'feature\n' })
+    git(repo, 'commit', '-q', '-am', 'feature')
+    git(repo, 'checkout', '-q', 'main')
+    await writeFiles(repo, { 'a.txt': 'main\n' })
+    git(repo, 'commit', '-q', '-am', 'main')
+    for (const [ref, expected] of [
+      ['feature', 'feature\n'],
+      ['v1', 'v1\n'],
+      [first, 'v1\n'],
+    ] as const) {
+      const prepared = await clone(repo, ref)
+      if (!prepared.ok) throw new Error(`${ref}: ${prepared.detail}`)
+      expect(await readFile(join(prepared.dir, 'a.txt'), 'utf8')).toBe(expected)
+    }
+  })
+
+  it('clones a file:// URL', async () => {
+    const repo = await track(makeRepo({ 'a.txt': 'x\n' }))
+    const prepared = await clone(`file://${repo}`)
+    expect(prepared.ok).toBe(true)
+  })
+
+  it('fails with ref-not-found for a ref the repository does not have', async () => {
+    const repo = await track(makeRepo())
+    const prepared = await clone(repo, 'no-such-branch')
+    expect(prepared.ok ? 'ok' : prepared.reason).toBe('ref-not-found')
+  })
+
+  it('does not read a repo value that starts with "-" as a git option', async () => {
+    const scratch = await track(tempDir())
+    const marker = join(scratch, 'pwned')
+    const prepared = await clone(`--upload-pack=touch ${marker}`)
+    expect(prepared.ok ? 'ok' : prepared.reason).toBe('clone-failed')
+    expect(existsSync(marker)).toBe(false)
+  })
+})
+
+describe('allowedPath: workspace.path only under a --workspace-root', () => {
+  it('accepts a directory inside a root and does not own it', async () => {
+    const root = await track(tempDir())
+    await mkdir(join(root, 'ws'))
+    const prepared = await allowedPath(join(root, 'ws'), [root])
+    expect(prepared).toMatchObject({ ok: true, owned: false })
+  })
+
+  it('refuses every path when the worker has no root', async () => {
+    const root = await track(tempDir())
+    expect(await allowedPath(root, [])).toMatchObject({ ok: false, reason: 'path-not-allowed' })
+  })
+
+  it('refuses a path outside every root', async () => {
+    const root = await track(tempDir())
+    const other = await track(tempDir())
+    expect(await allowedPath(other, [root])).toMatchObject({ ok: false, reason: 'path-not-allowed' })
+  })
+
+  it('refuses a ".." path that climbs out of the root', async () => {
+    const root = await track(tempDir())
+    const other = await track(tempDir())
+    expect(await allowedPath(`${root}/../${basename(other)}`, [root])).toMatchObject({
+      ok: false,
+      reason: 'path-not-allowed',
+    })
+  })
+
+  it('refuses a symlink inside the root that points outside it', async () => {
+    const root = await track(tempDir())
+    const outside = await track(tempDir())
+    await symlink(outside, join(root, 'escape'))
+    expect(await allowedPath(join(root, 'escape'), [root])).toMatchObject({
+      ok: false,
+      reason: 'path-not-allowed',
+    })
+  })
+
+  it('refuses a sibling whose name merely starts with the root', async () => {
+    const root = await track(tempDir())
+    const sibling = await track(Promise.resolve(`${root}-evil`))
+    await mkdir(sibling)
+    expect(await allowedPath(sibling, [root])).toMatchObject({ ok: false, reason: 'path-not-allowed' })
+  })
+
+  it('refuses a relative path', async () => {
+    const root = await track(tempDir())
+    expect(await allowedPath('ws', [root])).toMatchObject({ ok: false, reason: 'path-not-allowed' })
+  })
+
+  it('fails the dispatch with path-not-allowed before cloning anything', async () => {
+    const workdir = await track(tempDir())
+    const prepared = await prepareWorkspace({
+      workspace: { repo: '/nonexistent', path: '/etc' },
+      workdir,
+      name: 'job',
+      roots: [workdir],
+      path: process.env.PATH,
+    })
+    expect(prepared).toMatchObject({ ok: false, reason: 'path-not-allowed' })
+  })
+})

@@ -1,0 +1,88 @@
+// One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
+import { hostname } from 'node:os'
+import type { Api, Claim, Fence } from './api.js'
+import { agentEnvironment } from './env.js'
+import { keepLease } from './lease.js'
+import type { Log } from './log.js'
+
+export interface WorkerConfig {
+  workerId: string
+  workdir: string
+  roots: readonly string[]
+  passEnv: readonly string[]
+  keepFailed: boolean
+  setupTimeoutMs?: number
+  checkTimeoutMs?: number
+  cloneTimeoutMs?: number
+  image?: string
+}
+
+export interface DispatchDeps {
+  api: Api
+  log: Log
+  config: WorkerConfig
+  // the worker's own environment, filtered into the agent environment
+  env: NodeJS.ProcessEnv
+  // aborted when the worker stops waiting for running dispatches (shutdown after its grace period)
+  signal: AbortSignal
+}
+
+export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'abandoned'
+
+export interface Job {
+  claim: Claim
+  fence: Fence
+  deps: DispatchDeps
+  // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
+  signal: AbortSignal
+  agentEnv: Record<string, string>
+  workerInfo: { id: string; node: string; hostname: string; image?: string }
+  // released in reverse order when the dispatch ends; `failed` tells whether it ended well
+  onClose(release: (ending: Ending) => Promise<void> | void): void
+  close(ending: Ending): Promise<void>
+}
+
+// Thrown when the dispatch must stop without completing: the lease is lost or the worker is shutting down.
+export class Abandoned extends Error {
+  override name = 'Abandoned'
+}
+
+export function openJob(claim: Claim, deps: DispatchDeps): Job {
+  const fence: Fence = {
+    id: claim.dispatch.id,
+    attempt: claim.dispatch.attempt,
+    leaseToken: claim.lease.token,
+  }
+  const lost = new AbortController()
+  const signal = AbortSignal.any([deps.signal, lost.signal])
+  const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => lost.abort(), deps.log)
+  const releases: ((ending: Ending) => Promise<void> | void)[] = [() => lease.stop()]
+  return {
+    claim,
+    fence,
+    deps,
+    signal,
+    agentEnv: agentEnvironment(deps.env, deps.config.passEnv, claim.subagent.agent.env ?? {}),
+    workerInfo: {
+      id: deps.config.workerId,
+      node: process.version,
+      hostname: hostname(),
+      ...(deps.config.image ? { image: deps.config.image } : {}),
+    },
+    onClose: (release) => void releases.push(release),
+    async close(ending) {
+      for (const release of releases.reverse()) {
+        try {
+          await release(ending)
+        } catch (err) {
+          deps.log.warn(`dispatch ${fence.id}: cleanup failed: ${err instanceof Error ? err.message : err}`)
+        }
+      }
+    },
+  }
+}
+
+// Stops the dispatch before its next step when the lease is lost or the worker gave up waiting.
+export function ensureActive(job: Job): void {
+  if (job.signal.aborted) throw new Abandoned('the lease was lost or the worker is stopping')
+}

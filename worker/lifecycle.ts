@@ -1,0 +1,38 @@
+// One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
+import type { Claim } from './api.js'
+import { LeaseLostError } from './api.js'
+import { Abandoned, type DispatchDeps, type Ending, openJob } from './job.js'
+import { agent, baseline, complete, prepare, report, setup, setupFailed, verify } from './steps.js'
+
+export async function runDispatch(claim: Claim, deps: DispatchDeps): Promise<Ending> {
+  const job = openJob(claim, deps)
+  let ending: Ending = 'abandoned'
+  try {
+    ending = await run()
+  } catch (err) {
+    ending = abandon(err)
+  } finally {
+    await job.close(ending)
+  }
+  return ending
+
+  async function run(): Promise<Ending> {
+    const workspace = await prepare(job)
+    if (!workspace.ok) return setupFailed(job, workspace)
+    const prepared = await setup(job, workspace.dir)
+    if (!prepared.ok) return setupFailed(job, prepared)
+    const preflight = await verify(job, workspace.dir)
+    if ((await report(job, preflight)) !== 'proceed') return 'preflight_failed'
+    const base = await baseline(job, workspace.dir)
+    const exit = await agent(job, workspace.dir)
+    return complete(job, exit, base)
+  }
+
+  // Lost lease, shutdown or a fault: write nothing more; the lease expires and another attempt runs it.
+  function abandon(err: unknown): Ending {
+    const why = err instanceof Error ? err.message : String(err)
+    const expected = err instanceof Abandoned || err instanceof LeaseLostError
+    deps.log[expected ? 'info' : 'warn'](`dispatch ${claim.dispatch.id}: abandoned: ${why}`)
+    return 'abandoned'
+  }
+}

@@ -1,0 +1,128 @@
+// The prepare step: a fresh directory with a clone of workspace.repo at workspace.ref, or an allowed workspace.path.
+import { mkdir, realpath, rm } from 'node:fs/promises'
+import { isAbsolute, join, relative, sep } from 'node:path'
+import type { Workspace } from './api.js'
+import { runGit } from './checks/git-env.js'
+
+export const PrepareReason = {
+  PathNotAllowed: 'path-not-allowed',
+  NoWorkspace: 'no-workspace',
+  CloneFailed: 'clone-failed',
+  RefNotFound: 'ref-not-found',
+} as const
+export type PrepareReason = (typeof PrepareReason)[keyof typeof PrepareReason]
+
+export type Prepared =
+  | { ok: true; dir: string; owned: boolean }
+  | { ok: false; reason: PrepareReason; detail: string }
+
+export interface PrepareOptions {
+  workspace: Workspace
+  // where fresh directories are made; the dispatch's own directory is `dir` below it
+  workdir: string
+  name: string
+  roots: readonly string[]
+  // the PATH git is looked up on
+  path: string | undefined
+  signal?: AbortSignal
+  timeoutMs?: number
+}
+
+export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> {
+  if (opts.workspace.path !== undefined) return allowedPath(opts.workspace.path, opts.roots)
+  if (!opts.workspace.repo)
+    return {
+      ok: false,
+      reason: PrepareReason.NoWorkspace,
+      detail: 'the dispatch names neither workspace.repo nor workspace.path',
+    }
+  const dir = join(opts.workdir, opts.name)
+  await rm(dir, { recursive: true, force: true })
+  await mkdir(opts.workdir, { recursive: true })
+  const failure = await cloneAt(opts.workspace.repo, opts.workspace.ref, dir, opts)
+  return failure ?? { ok: true, dir, owned: true }
+}
+
+// workspace.path only when its real path is inside the real path of a --workspace-root (symlinks resolved).
+export async function allowedPath(path: string, roots: readonly string[]): Promise<Prepared> {
+  const refused = {
+    ok: false as const,
+    reason: PrepareReason.PathNotAllowed,
+    detail: `${path} is not inside a --workspace-root of this worker (${roots.join(', ') || 'none given'})`,
+  }
+  if (!isAbsolute(path)) return refused
+  const real = await realpath(path).catch(() => undefined)
+  if (!real) return refused
+  for (const root of roots) {
+    const realRoot = await realpath(root).catch(() => undefined)
+    if (realRoot && isInside(real, realRoot)) return { ok: true, dir: real, owned: false }
+  }
+  return refused
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = relative(parent, child)
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
+}
+
+type GitOpts = Pick<PrepareOptions, 'workdir' | 'path' | 'signal' | 'timeoutMs'>
+
+async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
+  const git = (cwd: string, args: string[]) =>
+    runGit(cwd, args, {
+      path: opts.path,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    })
+  // `--` keeps a repo value like "--upload-pack=…" from being read as an option; ext:: runs commands.
+  const args = ['-c', 'protocol.ext.allow=never', 'clone', '--quiet', ...(ref ? ['--no-checkout'] : []), '--']
+  const cloned = await git(opts.workdir, [...args, repo, dir])
+  if (cloned.exitCode !== 0) {
+    return {
+      ok: false as const,
+      reason: PrepareReason.CloneFailed,
+      detail: `git clone ${repo} failed:\n${tail(cloned.stderr)}`,
+    }
+  }
+  if (!ref) return undefined
+  const commit = await resolveRef(dir, ref, git)
+  if (!commit)
+    return {
+      ok: false as const,
+      reason: PrepareReason.RefNotFound,
+      detail: `${ref} is neither a branch, a tag nor a commit of ${repo}`,
+    }
+  const checkout = await git(dir, ['checkout', '--quiet', '--detach', commit])
+  if (checkout.exitCode !== 0) {
+    return {
+      ok: false as const,
+      reason: PrepareReason.CloneFailed,
+      detail: `git checkout ${ref} failed:\n${tail(checkout.stderr)}`,
+    }
+  }
+  return undefined
+}
+
+// A branch of the origin, a tag or a commit id, in that order; never an option.
+async function resolveRef(
+  dir: string,
+  ref: string,
+  git: (cwd: string, args: string[]) => Promise<{ exitCode: number; stdout: string }>,
+): Promise<string | undefined> {
+  if (ref.startsWith('-')) return undefined
+  for (const candidate of [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref]) {
+    const res = await git(dir, [
+      'rev-parse',
+      '--verify',
+      '--quiet',
+      '--end-of-options',
+      `${candidate}^{commit}`,
+    ])
+    if (res.exitCode === 0) return res.stdout.trim()
+  }
+  return undefined
+}
+
+function tail(text: string): string {
+  return text.length > 2000 ? `…${text.slice(-2000)}` : text
+}

@@ -1,0 +1,120 @@
+// The lifecycle steps of one dispatch; each posts its event before it acts. The order lives in lifecycle.ts.
+import { rm } from 'node:fs/promises'
+import type { PreflightReport } from '../src/contract/index.js'
+import { runAgent } from './agent.js'
+import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
+import { runGit } from './checks/git-env.js'
+import { verify as verifyRequirements } from './checks/index.js'
+import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
+import { prepareWorkspace } from './prepare.js'
+import { runSetup, type SetupResult } from './setup.js'
+
+export type Failure = { ok: false; reason: string; detail: string }
+
+async function post(job: Job, step: string, detail?: Record<string, unknown>): Promise<void> {
+  ensureActive(job)
+  await job.deps.api.event(job.fence, step, detail)
+}
+
+export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Failure> {
+  await post(job, 'prepare')
+  const { config } = job.deps
+  const prepared = await prepareWorkspace({
+    workspace: job.claim.dispatch.workspace,
+    workdir: config.workdir,
+    name: `${job.fence.id}-${job.fence.attempt}`,
+    roots: config.roots,
+    path: job.agentEnv.PATH,
+    signal: job.signal,
+    ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
+  })
+  if (prepared.ok && prepared.owned) job.onClose((ending) => removeUnlessKept(job, prepared.dir, ending))
+  return prepared
+}
+
+async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<void> {
+  if (job.deps.config.keepFailed && ending !== 'succeeded') {
+    job.deps.log.info(`dispatch ${job.fence.id}: kept workspace ${dir} (${ending})`)
+    return
+  }
+  await rm(dir, { recursive: true, force: true })
+}
+
+export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
+  await post(job, 'setup')
+  const result: SetupResult = await runSetup({
+    workspace: dir,
+    argv: job.claim.dispatch.workspace.setup,
+    env: job.agentEnv,
+    signal: job.signal,
+    onLine: (line) => job.deps.log.output(`${short(job)} setup`, line),
+    ...(job.deps.config.setupTimeoutMs ? { timeoutMs: job.deps.config.setupTimeoutMs } : {}),
+  })
+  if (!result.ran || result.ok) return { ok: true }
+  ensureActive(job)
+  const detail = `${result.command.join(' ')} exited ${result.exitCode} (${result.reason}); last output:\n${result.tail}`
+  return { ok: false, reason: result.reason, detail }
+}
+
+export async function verify(job: Job, dir: string): Promise<PreflightReport> {
+  await post(job, 'verify')
+  const result = await verifyRequirements(job.claim.subagent.contextRequires, {
+    workspace: dir,
+    env: job.agentEnv,
+    ...(job.deps.config.checkTimeoutMs ? { timeoutMs: job.deps.config.checkTimeoutMs } : {}),
+  })
+  return { ...result, worker: job.workerInfo }
+}
+
+// The coordinator stores the report before it answers; anything but `proceed` ends the dispatch here.
+export async function report(job: Job, preflight: PreflightReport): Promise<'proceed' | 'abort'> {
+  await post(job, 'report', { outcome: preflight.outcome })
+  const answer = await job.deps.api.report(job.fence, preflight)
+  return answer?.decision === 'proceed' ? 'proceed' : 'abort'
+}
+
+export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
+  await post(job, 'baseline')
+  const git: GitRunner = (cwd, args, env) =>
+    runGit(cwd, args, { path: job.agentEnv.PATH, signal: job.signal, ...(env ? { env } : {}) })
+  return captureBaseline(dir, git)
+}
+
+export async function agent(job: Job, dir: string) {
+  const command = job.claim.subagent.agent.command
+  await post(job, 'agent', { command })
+  const run = await runAgent({
+    workspace: dir,
+    command,
+    env: job.agentEnv,
+    signal: job.signal,
+    onLine: (line) => job.deps.log.output(short(job), line),
+  })
+  // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole.
+  if (run.cancelled) throw new Abandoned(`agent stopped (${run.signal ?? 'cancelled'})`)
+  return run
+}
+
+export async function complete(
+  job: Job,
+  run: { exitCode: number; durationMs: number },
+  base: Baseline | undefined,
+): Promise<Ending> {
+  ensureActive(job)
+  await job.deps.api.complete(job.fence, {
+    exitCode: run.exitCode,
+    durationMs: run.durationMs,
+    ...(base ? { baseline: base } : {}),
+  })
+  return run.exitCode === 0 ? 'succeeded' : 'failed'
+}
+
+export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
+  await post(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
+  await job.deps.api.setupFailed(job.fence, { reason: failure.reason, detail: failure.detail })
+  return 'setup_failed'
+}
+
+function short(job: Job): string {
+  return job.fence.id.slice(0, 8)
+}

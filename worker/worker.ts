@@ -1,0 +1,79 @@
+// The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
+import { type Api, sleep } from './api.js'
+import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
+import { runDispatch } from './lifecycle.js'
+import type { Log } from './log.js'
+
+export interface WorkerOptions extends WorkerConfig {
+  concurrency: number
+  // how long one claim waits on the coordinator for work
+  waitMs: number
+  // how long running dispatches may take after a stop before their agents are stopped
+  graceMs: number
+}
+
+export interface RunningWorker {
+  // stop claiming, wait up to graceMs for running dispatches, then stop their agents
+  stop(): Promise<void>
+  // stop running dispatches' agents at once (a second signal)
+  abort(): void
+  // resolves when every slot has ended
+  done: Promise<void>
+  // dispatches ended so far, by how they ended
+  counts: Record<Ending, number>
+}
+
+const CLAIM_BACKOFF_MS = { base: 500, max: 15_000 }
+
+export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env: NodeJS.ProcessEnv }) {
+  const stopping = new AbortController()
+  const giveUp = new AbortController()
+  const counts: Record<Ending, number> = {
+    succeeded: 0,
+    failed: 0,
+    setup_failed: 0,
+    preflight_failed: 0,
+    abandoned: 0,
+  }
+  const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }
+
+  async function slot(n: number): Promise<void> {
+    let failures = 0
+    while (!stopping.signal.aborted) {
+      const claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal).then(
+        (c) => ((failures = 0), c),
+        (err) => claimFailed(err, ++failures),
+      )
+      if (!claim) continue
+      deps.log.info(`slot ${n}: claimed dispatch ${claim.dispatch.id} (attempt ${claim.dispatch.attempt})`)
+      const ending = await runDispatch(claim, dispatchDeps)
+      counts[ending]++
+      deps.log.info(`slot ${n}: dispatch ${claim.dispatch.id} ended: ${ending}`)
+    }
+  }
+
+  async function claimFailed(err: unknown, failures: number): Promise<undefined> {
+    if (stopping.signal.aborted) return undefined
+    const cap = Math.min(CLAIM_BACKOFF_MS.max, CLAIM_BACKOFF_MS.base * 2 ** Math.min(failures, 10))
+    deps.log.warn(`claim failed (${failures}): ${err instanceof Error ? err.message : err}`)
+    await sleep(cap / 2 + (Math.random() * cap) / 2, stopping.signal)
+    return undefined
+  }
+
+  const done = Promise.all(Array.from({ length: opts.concurrency }, (_, i) => slot(i + 1))).then(() => {})
+  const worker: RunningWorker = {
+    counts,
+    done,
+    abort: () => giveUp.abort(),
+    async stop() {
+      if (!stopping.signal.aborted) deps.log.info(`stopping: no new claims; grace ${opts.graceMs} ms`)
+      stopping.abort()
+      const grace = new AbortController()
+      await Promise.race([done, sleep(opts.graceMs, grace.signal)])
+      grace.abort()
+      giveUp.abort()
+      await done
+    },
+  }
+  return worker
+}
