@@ -54,6 +54,7 @@ CREATE TABLE preflight_reports (
   outcome           text        NOT NULL CHECK (outcome IN ('met', 'unmet', 'error')),
   decision          text        NOT NULL CHECK (decision IN ('proceed', 'abort')),
   declared          boolean     NOT NULL,
+  reason            text,      -- set by the coordinator: 'report-incomplete' when results do not match the definition
   report            jsonb       NOT NULL,  -- the report as received (results, worker, timestamps)
   created_at        timestamptz NOT NULL DEFAULT now(),
   UNIQUE (dispatch_id, attempt)

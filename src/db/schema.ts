@@ -77,6 +77,7 @@ export const preflightReports = pgTable('preflight_reports', {
   outcome: text('outcome', { enum: ['met', 'unmet', 'error'] }).notNull(),
   decision: text('decision', { enum: ['proceed', 'abort'] }).notNull(),
   declared: boolean('declared').notNull(),
+  reason: text('reason'),
   report: jsonb('report').notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 })
