@@ -6,8 +6,11 @@ import { authenticate } from './auth.js'
 import { type AppDeps, resolveDeps } from './deps.js'
 import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, renderError } from './http.js'
+import { dispatchRoutes } from './routes/dispatches.js'
 import { healthRoutes } from './routes/health.js'
 import { reportRoutes } from './routes/reports.js'
+import { subagentRoutes } from './routes/subagents.js'
+import { workerRoutes } from './routes/worker.js'
 
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
@@ -31,7 +34,12 @@ export function createApp(input: AppDeps) {
   app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
 
-  const routes = app.route('/', healthRoutes(deps)).route('/', reportRoutes(deps))
+  const routes = app
+    .route('/', healthRoutes(deps))
+    .route('/', subagentRoutes(deps))
+    .route('/', dispatchRoutes(deps))
+    .route('/', workerRoutes(deps))
+    .route('/', reportRoutes(deps))
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -1,0 +1,12 @@
+// SQL fragments shared by the query files.
+import { type SQL, sql } from 'drizzle-orm'
+
+// A timestamptz column as an ISO-8601 UTC string, the same from postgres.js and PGlite.
+export const iso = (column: string): SQL =>
+  sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)
+
+// A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
+export const jsonb = (value: unknown): SQL =>
+  value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
+
+export const LIVE_STATUSES = sql.raw(`('claimed', 'running')`)

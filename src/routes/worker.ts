@@ -1,0 +1,127 @@
+// The worker's routes: claim (long-poll), and the fenced writes heartbeat, preflight, events, complete.
+import { createRoute } from '@hono/zod-openapi'
+import { requireRole } from '../auth.js'
+import {
+  ClaimRequest,
+  ClaimResponse,
+  CompleteRequest,
+  CompleteResponse,
+  EventRecorded,
+  EventRequest,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  PreflightDecision,
+  PreflightRequest,
+} from '../contract/api.js'
+import { completeDispatch } from '../db/completions.js'
+import { appendWorkerEvent } from '../db/events.js'
+import { claimNext, extendLease, leaseLostOrNotFound } from '../db/leases.js'
+import { storePreflight } from '../db/preflight.js'
+import type { Deps } from '../deps.js'
+import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http.js'
+import { DispatchId } from './dispatches.js'
+
+const workerOnly = {
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  tags: ['worker'],
+}
+const fencedErrors = {
+  404: errorResponse('no such dispatch (code not-found)'),
+  409: errorResponse('the lease expired or was superseded (code lease-lost), or the state forbids it'),
+  ...authErrors,
+}
+
+const claim = createRoute({
+  method: 'post',
+  path: '/v1/worker/claim',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { body: jsonBody(ClaimRequest) },
+  responses: {
+    200: jsonResponse(ClaimResponse, 'a dispatch, its exact definition version and the lease'),
+    204: { description: 'nothing was claimable within waitMs' },
+    ...authErrors,
+  },
+})
+
+const heartbeat = createRoute({
+  method: 'post',
+  path: '/v1/dispatches/{id}/heartbeat',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(HeartbeatRequest) },
+  responses: { 200: jsonResponse(HeartbeatResponse, 'the lease was extended'), ...fencedErrors },
+})
+
+const preflight = createRoute({
+  method: 'put',
+  path: '/v1/dispatches/{id}/preflight',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(PreflightRequest) },
+  responses: { 200: jsonResponse(PreflightDecision, 'stored; proceed or abort'), ...fencedErrors },
+})
+
+const events = createRoute({
+  method: 'post',
+  path: '/v1/dispatches/{id}/events',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(EventRequest) },
+  responses: { 201: jsonResponse(EventRecorded, 'the step was appended'), ...fencedErrors },
+})
+
+const complete = createRoute({
+  method: 'post',
+  path: '/v1/dispatches/{id}/complete',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(CompleteRequest) },
+  responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
+})
+
+export const workerRoutes = (deps: Deps) =>
+  createRouter()
+    .openapi(claim, async (c) => {
+      const got = await claimWithin(deps, c.req.valid('json'), c.req.raw.signal)
+      return got ? c.json(got, 200) : c.body(null, 204)
+    })
+    .openapi(heartbeat, async (c) => {
+      const { id } = c.req.valid('param')
+      return c.json(await extendLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
+    })
+    .openapi(preflight, async (c) => {
+      return c.json(await storePreflight(deps.db.orm, c.req.valid('param').id, c.req.valid('json')), 200)
+    })
+    .openapi(events, async (c) => {
+      const { id } = c.req.valid('param')
+      const { step, detail, ...fence } = c.req.valid('json')
+      const recorded = await appendWorkerEvent(deps.db.orm, id, fence, step, detail)
+      if (!recorded) throw await leaseLostOrNotFound(deps.db.orm, id)
+      return c.json(recorded, 201)
+    })
+    .openapi(complete, async (c) => {
+      return c.json(await completeDispatch(deps.db.orm, c.req.valid('param').id, c.req.valid('json')), 200)
+    })
+
+// Claims at once, else waits (polling, woken early by new dispatches) up to the capped waitMs.
+async function claimWithin(
+  deps: Deps,
+  req: ClaimRequest,
+  signal: AbortSignal,
+): Promise<ClaimResponse | undefined> {
+  const deadline = Date.now() + Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
+  for (;;) {
+    const got = await claimNext(deps.db.orm, req, deps.config.leaseMs)
+    if (got) return got
+    const left = deadline - Date.now()
+    if (left <= 0 || deps.waker.isClosed || signal.aborted) return undefined
+    await deps.waker.wait(Math.min(left, deps.config.claimPollMs), signal)
+  }
+}

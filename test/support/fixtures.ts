@@ -1,0 +1,54 @@
+// Definitions and reports for route tests.
+import type { ClaimResponse } from '../../src/contract/api.js'
+import {
+  type CheckResult,
+  listRequirements,
+  type PreflightReport,
+  type SubagentDefinition,
+} from '../../src/contract/index.js'
+import type { TestApp } from './app.js'
+
+export const definition = (name = 'frontend-fixer'): SubagentDefinition => ({
+  name,
+  description: 'fixes the frontend',
+  agent: { command: ['claude', '-p', 'fix it'], env: { MODE: 'ci' } },
+  contextRequires: { paths: ['package.json', 'src/**/*.ts'], exec: ['git', 'node'], git: { worktree: true } },
+})
+
+export const workspace = { repo: 'https://git.example.invalid/app.git', ref: 'main' }
+
+// One result per declared requirement, in declaration order, all with the given status.
+export function reportFor(def: SubagentDefinition, status: CheckResult['status'] = 'met'): PreflightReport {
+  const results = listRequirements(def.contextRequires).map((r) => ({
+    ...r,
+    status,
+    ...(status === 'met' ? {} : { reason: status === 'unmet' ? 'not-found' : 'timeout' }),
+    observed: {},
+    durationMs: 1,
+  }))
+  const now = new Date().toISOString()
+  return {
+    outcome: status,
+    declared: results.length > 0,
+    results,
+    startedAt: now,
+    finishedAt: now,
+    worker: { id: 'w1' },
+  }
+}
+
+// Registers the definition and queues one dispatch; returns its id.
+export async function queueDispatch(h: TestApp, def = definition(), extra: Record<string, unknown> = {}) {
+  await h.call('POST', '/v1/subagents', { body: def })
+  const r = await h.call('POST', '/v1/dispatches', { body: { subagent: def.name, workspace, ...extra } })
+  if (r.status !== 201) throw new Error(`queueing failed: ${r.status} ${JSON.stringify(r.body)}`)
+  return r.body.id as string
+}
+
+export async function claim(h: TestApp, workerId = 'w1'): Promise<ClaimResponse> {
+  const r = await h.call('POST', '/v1/worker/claim', { role: 'worker', body: { workerId } })
+  if (r.status !== 200) throw new Error(`claim answered ${r.status}`)
+  return r.body
+}
+
+export const fenceOf = (c: ClaimResponse) => ({ attempt: c.dispatch.attempt, leaseToken: c.lease.token })
