@@ -1,0 +1,116 @@
+// Prometheus metrics: dispatches by status (read from the database on scrape), preflight outcomes,
+// claim wait and HTTP latency; served as text at GET /metrics (no token, like /healthz).
+import { createRoute, z } from '@hono/zod-openapi'
+import { sql } from 'drizzle-orm'
+import type { MiddlewareHandler } from 'hono'
+import { routePath } from 'hono/route'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { DispatchStatus } from './contract/api.js'
+import type { CheckResult, Outcome } from './contract/index.js'
+import { type Orm, rows } from './db/client.js'
+import { createRouter } from './http.js'
+
+export interface Metrics {
+  registry: Registry
+  // Times every request by method, route pattern (never the raw path: ids would explode the series) and status.
+  middleware: MiddlewareHandler
+  routes: ReturnType<typeof metricsRoutes>
+  observeClaimWait(ms: number): void
+  recordReport(subagent: string, report: { outcome: Outcome; results: readonly CheckResult[] }): void
+}
+
+export interface MetricsOptions {
+  // Node process metrics (heap, event loop lag, …); off in tests that build many apps.
+  processMetrics?: boolean
+}
+
+export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
+  const registry = new Registry()
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'preflight_' })
+  dispatchGauge(db, registry)
+  const reports = new Counter({
+    name: 'preflight_reports_total',
+    help: 'Stored preflight reports by subagent and outcome',
+    labelNames: ['subagent', 'outcome'] as const,
+    registers: [registry],
+  })
+  const results = new Counter({
+    name: 'preflight_results_total',
+    help: 'Requirement results by subagent, kind, status and reason ("" when met)',
+    labelNames: ['subagent', 'kind', 'status', 'reason'] as const,
+    registers: [registry],
+  })
+  const claimWait = new Histogram({
+    name: 'preflight_claim_wait_seconds',
+    help: 'How long a worker claim waited before it got a dispatch or gave up',
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 15, 30],
+    registers: [registry],
+  })
+  const http = new Histogram({
+    name: 'preflight_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  })
+  return {
+    registry,
+    middleware: async (c, next) => {
+      const end = http.startTimer({ method: c.req.method })
+      try {
+        await next()
+      } finally {
+        end({ route: routeLabel(c), status: String(c.res.status) })
+      }
+    },
+    routes: metricsRoutes(registry),
+    observeClaimWait: (ms) => claimWait.observe(ms / 1000),
+    recordReport(subagent, report) {
+      reports.inc({ subagent, outcome: report.outcome })
+      for (const r of report.results) {
+        results.inc({ subagent, kind: r.kind, status: r.status, reason: r.reason ?? '' })
+      }
+    },
+  }
+}
+
+// Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
+function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
+  const path = routePath(c, -1)
+  return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
+}
+
+// Counted on each scrape, so the figure is right whichever coordinator replica changed the row.
+function dispatchGauge(db: Orm, registry: Registry) {
+  return new Gauge({
+    name: 'preflight_dispatches',
+    help: 'Dispatches by status, counted in the database at scrape time',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await rows<{ status: string; n: number }>(
+        db,
+        sql`select status, count(*)::int as n from dispatches group by status`,
+      ).catch(() => undefined)
+      this.reset()
+      // A database that does not answer leaves the gauge empty rather than failing the whole scrape.
+      if (!counts) return
+      const byStatus = new Map(counts.map((r) => [r.status, Number(r.n)]))
+      for (const status of DispatchStatus.options) this.set({ status }, byStatus.get(status) ?? 0)
+    },
+  })
+}
+
+const metricsRoute = createRoute({
+  method: 'get',
+  path: '/metrics',
+  tags: ['health'],
+  summary: 'Prometheus text exposition',
+  responses: { 200: { description: 'metrics', content: { 'text/plain': { schema: z.string() } } } },
+})
+
+function metricsRoutes(registry: Registry) {
+  return createRouter().openapi(metricsRoute, async (c) =>
+    c.text(await registry.metrics(), 200, { 'content-type': registry.contentType }),
+  )
+}
