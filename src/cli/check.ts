@@ -1,4 +1,87 @@
-// `preflight check` — not built yet.
-export async function run(_args: string[]): Promise<number> {
-  throw new Error('preflight check is not implemented yet')
+// `preflight check`: the worker's verifier run by hand on a workspace, with this process's environment as the agent's.
+import { readFileSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { z } from 'zod'
+import { verify } from '../../worker/checks/index.js'
+import { agentEnvironment } from '../../worker/env.js'
+import { ContextRequires, SubagentDefinition } from '../contract/index.js'
+import { intFlag, parseFlags } from './args.js'
+import { type CheckReport, FORMATS, type Format, render } from './check-format.js'
+import { UsageError } from './errors.js'
+
+const OPTIONS = {
+  workspace: { type: 'string' },
+  requires: { type: 'string' },
+  subagent: { type: 'string' },
+  format: { type: 'string', default: 'text' },
+  'timeout-ms': { type: 'string' },
+} as const
+
+interface CheckArgs {
+  workspace: string
+  requires: ContextRequires | undefined
+  format: Format
+  timeoutMs: number | undefined
+}
+
+export async function run(args: string[]): Promise<number> {
+  const parsed = parseCheckArgs(args)
+  const verdict = await verify(parsed.requires, {
+    workspace: parsed.workspace,
+    env: agentEnvironment(process.env),
+    timeoutMs: parsed.timeoutMs,
+  })
+  const report: CheckReport = { ...verdict, workspace: parsed.workspace }
+  process.stdout.write(render(report, parsed.format))
+  return verdict.outcome === 'met' ? 0 : 1
+}
+
+function parseCheckArgs(args: string[]): CheckArgs {
+  const { values } = parseFlags(args, OPTIONS)
+  if (!values.workspace) throw new UsageError('--workspace DIR is required')
+  if (Boolean(values.requires) === Boolean(values.subagent)) {
+    throw new UsageError('give exactly one of --requires FILE or --subagent FILE')
+  }
+  if (!(FORMATS as readonly string[]).includes(values.format)) {
+    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${values.format}"`)
+  }
+  return {
+    workspace: workspaceDir(values.workspace),
+    requires: values.requires
+      ? readJson(values.requires, ContextRequires)
+      : readJson(values.subagent as string, SubagentDefinition).contextRequires,
+    format: values.format as Format,
+    timeoutMs: intFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
+  }
+}
+
+function workspaceDir(dir: string): string {
+  const abs = resolve(dir)
+  let isDir = false
+  try {
+    isDir = statSync(abs).isDirectory()
+  } catch {}
+  if (!isDir) throw new UsageError(`--workspace ${dir} is not a directory`)
+  return abs
+}
+
+function readJson<T extends z.ZodType>(file: string, schema: T): z.infer<T> {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`)
+  }
+  const parsed = schema.safeParse(json)
+  if (parsed.success) return parsed.data
+  const [issue] = parsed.error.issues
+  const where = issue?.path.length ? issue.path.join('.') : '(top level)'
+  const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
+  throw new UsageError(`${file} is not valid at ${where}: ${issue?.message ?? 'invalid'}${more}`)
 }
