@@ -1,4 +1,88 @@
-// `preflight coordinator` — not built yet.
-export async function run(_args: string[]): Promise<number> {
-  throw new Error('preflight coordinator is not implemented yet')
+// `preflight coordinator [--port 8080] [--database-url URL]` — migrates, seeds bootstrap tokens, serves
+// until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
+import { parseBootstrapTokens, seedTokens } from '../auth.js'
+import { migrate } from '../db/migrate.js'
+import type { CoordinatorConfig } from '../deps.js'
+import { startServer } from '../server.js'
+import { intFlag, parseFlags } from './args.js'
+import { openDatabase } from './database.js'
+import { UsageError } from './errors.js'
+
+const flags = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'database-url': { type: 'string' },
+  'data-dir': { type: 'string' },
+  'lease-ms': { type: 'string' },
+  'max-attempts': { type: 'string' },
+  'sweep-ms': { type: 'string' },
+  'claim-wait-cap-ms': { type: 'string' },
+  'statement-timeout-ms': { type: 'string' },
+} as const
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, flags)
+  const env = process.env
+  const port = intFlag(values.port ?? env.PORT, 'port', 0, 65_535) ?? 8080
+  const config = configFrom(values)
+  const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
+  const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
+  const db = await openDatabase(
+    {
+      url: values['database-url'],
+      dataDir: values['data-dir'],
+      statementTimeoutMs: intFlag(values['statement-timeout-ms'], 'statement-timeout-ms', 100, 3_600_000),
+    },
+    say,
+  )
+  try {
+    const applied = await migrate(db)
+    if (applied.length) say(`applied migrations ${applied.join(', ')}`)
+    await seedTokens(db.orm, tokens)
+    const server = await startServer({ db, port, host: values.host, config, log: say })
+    say(`coordinator listening on ${server.url}`)
+    await untilSignal()
+    say('shutting down')
+    await server.stop()
+    return 0
+  } finally {
+    await db.close()
+  }
+}
+
+function configFrom(values: Record<string, string | undefined>): Partial<CoordinatorConfig> {
+  const config: Partial<CoordinatorConfig> = {}
+  const env = process.env
+  const set = (key: keyof CoordinatorConfig, n: number | undefined) => {
+    if (n !== undefined) config[key] = n
+  }
+  set('leaseMs', intFlag(values['lease-ms'] ?? env.PREFLIGHT_LEASE_MS, 'lease-ms', 100, 86_400_000))
+  set('maxAttempts', intFlag(values['max-attempts'] ?? env.PREFLIGHT_MAX_ATTEMPTS, 'max-attempts', 1, 1000))
+  set('sweepIntervalMs', intFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
+  set('claimWaitCapMs', intFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
+  return config
+}
+
+function bootstrapTokens(spec: string | undefined) {
+  try {
+    return parseBootstrapTokens(spec ?? '')
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
+// Resolves on the first SIGINT or SIGTERM; later signals during shutdown change nothing.
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const handler = () => {
+      process.off('SIGINT', handler)
+      process.off('SIGTERM', handler)
+      process.on('SIGINT', ignore)
+      process.on('SIGTERM', ignore)
+      resolve()
+    }
+    const ignore = () => {}
+    process.on('SIGINT', handler)
+    process.on('SIGTERM', handler)
+  })
 }

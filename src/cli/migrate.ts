@@ -1,4 +1,17 @@
-// `preflight migrate` — not built yet.
-export async function run(_args: string[]): Promise<number> {
-  throw new Error('preflight migrate is not implemented yet')
+// `preflight migrate [--database-url URL]` — applies migrations/*.sql (safe twice and concurrently).
+import { migrate } from '../db/migrate.js'
+import { parseFlags } from './args.js'
+import { openDatabase } from './database.js'
+
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, { 'database-url': { type: 'string' }, 'data-dir': { type: 'string' } })
+  const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
+  const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)
+  try {
+    const applied = await migrate(db)
+    process.stdout.write(applied.length ? `applied ${applied.join(', ')}\n` : 'up to date\n')
+    return 0
+  } finally {
+    await db.close()
+  }
 }

@@ -1,0 +1,87 @@
+// Runs the app over HTTP with the lease sweep and NOTIFY wake-ups; stop() shuts it all down once.
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { createApp } from './app.js'
+import type { Database } from './db/client.js'
+import { sweepLeases } from './db/leases.js'
+import { type CoordinatorConfig, resolveDeps } from './deps.js'
+import { NOTIFY_CHANNEL } from './routes/dispatches.js'
+import { Waker } from './waker.js'
+
+export interface ServerOptions {
+  db: Database
+  port: number
+  host?: string
+  config?: Partial<CoordinatorConfig>
+  log?: (line: string) => void
+}
+
+export interface RunningServer {
+  port: number
+  url: string
+  stop(): Promise<void>
+}
+
+// Connections still open this long after stop() are cut (long-polls end at once anyway).
+const CLOSE_GRACE_MS = 10_000
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
+  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: new Waker() })
+  const app = createApp(deps)
+  const unlisten = await opts.db.listen(NOTIFY_CHANNEL, () => deps.waker.wake())
+  const sweeper = startSweeper(deps.db, deps.waker, deps.config.sweepIntervalMs, log)
+  const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0')
+  const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'
+  let stopping: Promise<void> | undefined
+  return {
+    port,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(sweeper)
+        deps.waker.close()
+        await closeServer(server)
+        await unlisten().catch(() => {})
+      })()
+      return stopping
+    },
+  }
+}
+
+function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: string) => void) {
+  let busy = false
+  const timer = setInterval(async () => {
+    if (busy) return
+    busy = true
+    try {
+      const lapsed = await sweepLeases(db.orm)
+      if (lapsed.some((d) => d.status === 'queued')) waker.wake()
+    } catch (err) {
+      log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)
+    } finally {
+      busy = false
+    }
+  }, everyMs)
+  timer.unref()
+  return timer
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, hostname: string) {
+  return new Promise<{ server: Server; port: number }>((resolve, reject) => {
+    const server = serve({ fetch, port, hostname }, (info: AddressInfo) =>
+      resolve({ server, port: info.port }),
+    ) as Server
+    server.once('error', reject)
+  })
+}
+
+async function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  server.closeIdleConnections()
+  const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)
+  cut.unref()
+  await closed
+  clearTimeout(cut)
+}
