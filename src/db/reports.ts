@@ -35,6 +35,18 @@ const isKey = (v: unknown): v is [string, number] =>
 // Drivers differ: postgres.js parses jsonb, others may hand over the text.
 const parseJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T
 
+// The results as the coordinator judged and stored them (requirement_results), not as the worker sent
+// them: a report-incomplete verdict adds rows for missing or extra results, and the kind / reason
+// filters match these rows, so the items must show the same ones.
+// Outer columns spelled out: drizzle leaves them unqualified, which inside a subquery is ambiguous.
+const resultsOf = sql`(
+  select coalesce(jsonb_agg(
+      jsonb_build_object('kind', r.kind, 'requirement', r.requirement, 'status', r.status,
+                         'observed', r.observed, 'durationMs', r.duration_ms)
+        || case when r.reason is null then '{}'::jsonb else jsonb_build_object('reason', r.reason) end
+      order by r.position), '[]'::jsonb)
+  from requirement_results r where r.report_id = preflight_reports.id)`
+
 export const microIso = (column: SQL | typeof pr.createdAt) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
@@ -49,7 +61,7 @@ export async function listReports(db: Orm, query: ReportPageQuery): Promise<Repo
       workerId: pr.workerId,
       attempt: pr.attempt,
       outcome: pr.outcome,
-      results: sql`${pr.report} -> 'results'`.mapWith(parseJson<CheckResult[] | null>),
+      results: resultsOf.mapWith(parseJson<CheckResult[]>),
       createdAt: pr.createdAt,
       key: microIso(pr.createdAt),
     })
@@ -65,9 +77,8 @@ export async function listReports(db: Orm, query: ReportPageQuery): Promise<Repo
   const page = rows.slice(0, query.limit)
   const last = page.at(-1)
   return {
-    items: page.map(({ id: _id, key: _key, createdAt, results, ...item }) => ({
+    items: page.map(({ id: _id, key: _key, createdAt, ...item }) => ({
       ...item,
-      results: results ?? [],
       createdAt: createdAt.toISOString(),
     })),
     nextCursor: rows.length > query.limit && last ? encodeCursor([last.key, last.id]) : null,
@@ -89,7 +100,7 @@ function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
 function hasResult(f: ReportFilters): SQL | undefined {
   if (f.kind === undefined && f.reason === undefined) return undefined
   const match = and(
-    sql`${rr.reportId} = ${pr.id}`,
+    sql`requirement_results.report_id = preflight_reports.id`,
     f.kind === undefined ? undefined : eq(rr.kind, f.kind),
     f.reason === undefined ? undefined : eq(rr.reason, f.reason),
   )

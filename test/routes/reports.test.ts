@@ -1,4 +1,5 @@
 // GET /v1/reports: each filter narrows, newest first, keyset pages, bad input → 400 envelope.
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
 import { errored, met, unmet } from './reports-fixtures.js'
@@ -54,6 +55,32 @@ describe('GET /v1/reports', () => {
           expect.objectContaining({ requirement: 'pnpm' }),
         ],
         createdAt: '2026-01-02T10:00:00.000Z',
+      },
+    ])
+  })
+
+  it('shows the results as the coordinator stored them, including report-incomplete rows', async () => {
+    const { dispatchId } = await h.seed({
+      subagent: 'judged',
+      worker: 'w-judge',
+      at: '2025-12-01T00:00:00Z',
+      results: [met('node')],
+    })
+    await h.db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
+        requirement, status, reason, observed, duration_ms, created_at)
+      select id, 1, subagent_name, 'exec', 'pnpm', 'unmet', 'report-incomplete', '{"missing":true}', 0, created_at
+      from preflight_reports where dispatch_id = ${dispatchId}`)
+    const { body } = await list('?reason=report-incomplete')
+    expect(body.items).toHaveLength(1)
+    expect(body.items[0].results).toEqual([
+      { kind: 'exec', requirement: 'node', status: 'met', observed: met('node').observed, durationMs: 1 },
+      {
+        kind: 'exec',
+        requirement: 'pnpm',
+        status: 'unmet',
+        reason: 'report-incomplete',
+        observed: { missing: true },
+        durationMs: 0,
       },
     ])
   })
