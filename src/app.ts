@@ -15,7 +15,7 @@ import { workerRoutes } from './routes/worker.js'
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
   const app = createRouter()
-  app.use('*', requestId(), secureHeaders())
+  app.use('*', deps.metrics.middleware, requestId(), secureHeaders())
   app.use(
     '/v1/*',
     bodyLimit({
@@ -40,6 +40,7 @@ export function createApp(input: AppDeps) {
     .route('/', dispatchRoutes(deps))
     .route('/', workerRoutes(deps))
     .route('/', reportRoutes(deps))
+    .route('/', deps.metrics.routes)
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

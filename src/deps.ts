@@ -1,5 +1,6 @@
 // What the app is built from: the database, the coordinator's configuration and the claim waker.
 import type { Database } from './db/client.js'
+import { createMetrics, type Metrics } from './metrics.js'
 import { Waker } from './waker.js'
 
 export interface CoordinatorConfig {
@@ -32,14 +33,21 @@ export interface AppDeps {
   db: Database
   config?: Partial<CoordinatorConfig>
   waker?: Waker
+  metrics?: Metrics
 }
 
 export interface Deps {
   db: Database
   config: CoordinatorConfig
   waker: Waker
+  metrics: Metrics
 }
 
 export function resolveDeps(deps: AppDeps): Deps {
-  return { db: deps.db, config: { ...defaultConfig, ...deps.config }, waker: deps.waker ?? new Waker() }
+  return {
+    db: deps.db,
+    config: { ...defaultConfig, ...deps.config },
+    waker: deps.waker ?? new Waker(),
+    metrics: deps.metrics ?? createMetrics(deps.db.orm),
+  }
 }

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter } from '../src/http.js'
 import { createMetrics, type Metrics } from '../src/metrics.js'
 import { met, seedReport, unmet } from './routes/reports-fixtures.js'
+import { createTestApp, type TestApp } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/db.js'
+import { claim, definition, fenceOf, queueDispatch, reportFor } from './support/fixtures.js'
 
 let t: TestDatabase
 let metrics: Metrics
@@ -78,5 +80,32 @@ describe('GET /metrics without a database', () => {
     const text = await lonely.registry.metrics()
     expect(text).toContain('# TYPE preflight_dispatches gauge')
     expect(text).not.toContain('preflight_dispatches{')
+  })
+})
+
+describe('GET /metrics on the coordinator', () => {
+  let h: TestApp
+  beforeAll(async () => {
+    h = await createTestApp()
+  }, 60_000)
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  it('counts a stored report once, also when the worker retries it', async () => {
+    const id = await queueDispatch(h)
+    const claimed = await claim(h)
+    const body = { ...fenceOf(claimed), report: reportFor(definition(), 'unmet') }
+    for (let i = 0; i < 2; i++) {
+      const put = await h.call('PUT', `/v1/dispatches/${id}/preflight`, { role: 'worker', body })
+      expect(put.status).toBe(200)
+    }
+    const text = await (await h.app.request('/metrics')).text()
+    expect(text).toContain('preflight_reports_total{subagent="frontend-fixer",outcome="unmet"} 1')
+    expect(text).toContain(
+      'preflight_results_total{subagent="frontend-fixer",kind="exec",status="unmet",reason="not-found"} 2',
+    )
+    expect(text).toContain('preflight_claim_wait_seconds_count 1')
+    expect(text).toContain('preflight_dispatches{status="preflight_failed"} 1')
   })
 })

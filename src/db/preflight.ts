@@ -8,14 +8,20 @@ import {
   type PreflightReport,
 } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
-import { judgeReport } from '../judge.js'
+import { type Judgement, judgeReport } from '../judge.js'
 import { type Orm, one, rows } from './client.js'
 import { appendEvent } from './events.js'
 import { lockFenced } from './leases.js'
 import { requirementResults } from './schema.js'
 import { iso, jsonb } from './sql.js'
 
-export async function storePreflight(db: Orm, id: string, req: PreflightRequest): Promise<PreflightDecision> {
+export async function storePreflight(
+  db: Orm,
+  id: string,
+  req: PreflightRequest,
+  // Told once per stored report (not for a retried one), e.g. to count outcomes in the metrics.
+  onStored?: (subagent: string, judged: Judgement) => void,
+): Promise<PreflightDecision> {
   return db.transaction(async (tx) => {
     const d = await lockFenced(tx, id, req)
     const previous = await one<{ decision: PreflightDecision['decision']; report: PreflightReport }>(
@@ -51,6 +57,7 @@ export async function storePreflight(db: Orm, id: string, req: PreflightRequest)
     if (!report) throw new Error('the report insert returned no row')
     await insertResults(tx, Number(report.id), d.subagent_name, judged.results)
     await tx.execute(sql`UPDATE dispatches SET status = ${status}, updated_at = now() WHERE id = ${id}`)
+    onStored?.(d.subagent_name, judged)
     await appendEvent(tx, id, req.attempt, 'preflight', {
       outcome: judged.outcome,
       decision: judged.decision,

@@ -89,7 +89,9 @@ const complete = createRoute({
 export const workerRoutes = (deps: Deps) =>
   createRouter()
     .openapi(claim, async (c) => {
+      const started = performance.now()
       const got = await claimWithin(deps, c.req.valid('json'), c.req.raw.signal)
+      deps.metrics.observeClaimWait(performance.now() - started)
       return got ? c.json(got, 200) : c.body(null, 204)
     })
     .openapi(heartbeat, async (c) => {
@@ -97,7 +99,11 @@ export const workerRoutes = (deps: Deps) =>
       return c.json(await extendLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
     })
     .openapi(preflight, async (c) => {
-      return c.json(await storePreflight(deps.db.orm, c.req.valid('param').id, c.req.valid('json')), 200)
+      const { id } = c.req.valid('param')
+      return c.json(
+        await storePreflight(deps.db.orm, id, c.req.valid('json'), deps.metrics.recordReport),
+        200,
+      )
     })
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')
