@@ -1,4 +1,5 @@
 // Definitions and reports for route tests.
+import { sql } from 'drizzle-orm'
 import type { ClaimResponse } from '../../src/contract/api.js'
 import {
   type CheckResult,
@@ -52,3 +53,10 @@ export async function claim(h: TestApp, workerId = 'w1'): Promise<ClaimResponse>
 }
 
 export const fenceOf = (c: ClaimResponse) => ({ attempt: c.dispatch.attempt, leaseToken: c.lease.token })
+
+// Makes a dispatch's lease run out now (no sleeping): the sweep and the fence see it as lapsed.
+export async function lapseLease(h: TestApp, id: string) {
+  await h.t.db.orm.execute(
+    sql`UPDATE dispatches SET lease_expires_at = now() - interval '1 second' WHERE id = ${id}`,
+  )
+}
