@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest'
+import { listRequirements, type Requirement } from '../../../src/contract/index.js'
+import { type Checker, evaluate, evaluationContext, verify } from '../../../worker/checks/index.js'
+import { repoWithCommit, tempDir, write } from './helpers.js'
+
+const PATH = process.env.PATH ?? ''
+const met: Checker = async () => ({ status: 'met', observed: {} })
+
+function ctx(timeoutMs = 10_000) {
+  return evaluationContext({}, { workspace: tempDir(), env: { PATH }, timeoutMs })
+}
+
+const one = (kind: string, requirement = 'x') => [{ kind, requirement } as Requirement]
+
+describe('evaluate: fail closed', () => {
+  it('turns a checker that throws into error check-failed with the message', async () => {
+    const boom: Checker = async () => {
+      throw new Error('disk on fire')
+    }
+    const [result] = await evaluate(one('paths'), { paths: boom }, ctx())
+    expect(result).toMatchObject({
+      status: 'error',
+      reason: 'check-failed',
+      observed: { message: 'disk on fire' },
+    })
+  })
+
+  it('turns a checker that throws synchronously into error check-failed', async () => {
+    const boom = (() => {
+      throw new Error('sync')
+    }) as unknown as Checker
+    const [result] = await evaluate(one('exec'), { exec: boom }, ctx())
+    expect(result).toMatchObject({ status: 'error', reason: 'check-failed' })
+  })
+
+  it('answers error unknown-kind for a kind with no checker', async () => {
+    const results = await evaluate(
+      [
+        { kind: 'paths', requirement: 'a' },
+        { kind: 'exec', requirement: 'node' },
+      ],
+      { paths: met },
+      ctx(),
+    )
+    expect(results.map((r) => [r.status, r.reason])).toEqual([
+      ['met', undefined],
+      ['error', 'unknown-kind'],
+    ])
+  })
+
+  it('answers error unknown-kind for a kind this version does not know (version skew)', async () => {
+    const [result] = await evaluate(one('nix'), { paths: met, exec: met, git: met }, ctx())
+    expect(result).toMatchObject({ kind: 'nix', status: 'error', reason: 'unknown-kind' })
+  })
+
+  it('does not take a kind from the prototype of the checker table', async () => {
+    const [result] = await evaluate(one('toString'), { paths: met }, ctx())
+    expect(result).toMatchObject({ status: 'error', reason: 'unknown-kind' })
+  })
+
+  it('answers error timeout for a checker that runs past the timeout, and tells it to stop', async () => {
+    let stopped = false
+    const hangs: Checker = (_req, c) =>
+      new Promise(() => {
+        c.signal.addEventListener('abort', () => {
+          stopped = true
+        })
+      })
+    const [result] = await evaluate(one('git'), { git: hangs }, ctx(20))
+    expect(result).toMatchObject({ status: 'error', reason: 'timeout' })
+    expect(stopped).toBe(true)
+  })
+
+  it('keeps a timeout an error even when the checker answers met after being told to stop', async () => {
+    const late: Checker = (_req, c) =>
+      new Promise((resolve) =>
+        c.signal.addEventListener('abort', () => resolve({ status: 'met', observed: {} })),
+      )
+    const [result] = await evaluate(one('paths'), { paths: late }, ctx(20))
+    expect(result).toMatchObject({ status: 'error', reason: 'timeout' })
+  })
+
+  it('runs the checks concurrently', async () => {
+    // each checker waits for the other to start: run one after the other, both would time out
+    let arrive: () => void = () => {}
+    const both = new Promise<void>((resolve) => {
+      let count = 0
+      arrive = () => {
+        if (++count === 2) resolve()
+      }
+    })
+    const meet: Checker = async () => {
+      arrive()
+      await both
+      return { status: 'met', observed: {} }
+    }
+    const results = await evaluate(
+      [
+        { kind: 'paths', requirement: 'a' },
+        { kind: 'paths', requirement: 'b' },
+      ],
+      { paths: meet },
+      ctx(2_000),
+    )
+    expect(results.map((r) => r.status)).toEqual(['met', 'met'])
+  })
+})
+
+describe('verify', () => {
+  it('answers one result per requirement in declaration order, naming the binary in observed', async () => {
+    const ws = repoWithCommit()
+    write(ws, 'src/a.ts')
+    const requires = {
+      paths: ['src/*.ts', 'missing.txt'],
+      exec: ['sh', 'no-such-binary-xyz'],
+      git: { worktree: true, history: true },
+    }
+    const verdict = await verify(requires, { workspace: ws, env: { PATH } })
+    expect(verdict.results.map((r) => [r.kind, r.requirement])).toEqual(
+      listRequirements(requires).map((r) => [r.kind, r.requirement]),
+    )
+    expect(verdict.results.map((r) => r.status)).toEqual(['met', 'unmet', 'met', 'unmet', 'met', 'met'])
+    expect(verdict.results.filter((r) => r.kind === 'exec').map((r) => r.observed.name)).toEqual([
+      'sh',
+      'no-such-binary-xyz',
+    ])
+    expect(verdict).toMatchObject({ outcome: 'unmet', declared: true })
+  })
+
+  it('answers met with no results and declared false when nothing is declared', async () => {
+    const verdict = await verify(undefined, { workspace: tempDir(), env: { PATH } })
+    expect(verdict).toMatchObject({ outcome: 'met', declared: false, results: [] })
+    expect(Date.parse(verdict.finishedAt)).toBeGreaterThanOrEqual(Date.parse(verdict.startedAt))
+  })
+
+  it('is never met when a walk hits its bound', async () => {
+    const ws = tempDir()
+    for (let i = 0; i < 20; i++) write(ws, `d/f${i}.txt`)
+    write(ws, 'd/sub/target.md')
+    const verdict = await verify({ paths: ['**/*.md'] }, { workspace: ws, env: { PATH }, maxEntries: 10 })
+    expect(verdict.outcome).toBe('error')
+    expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'walk-limit' })
+  })
+
+  it('is error, not met, for a workspace that does not exist', async () => {
+    const verdict = await verify({ paths: ['a'] }, { workspace: `${tempDir()}/gone`, env: { PATH } })
+    expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'check-failed' })
+  })
+})

@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { gitEnvironment, gitSafetyArgs, runGit } from '../../../worker/checks/git-env.js'
+import { verify } from '../../../worker/checks/index.js'
+import { git, repoWithCommit, tempDir, write } from './helpers.js'
+
+const PATH = process.env.PATH ?? ''
+
+// A repository whose config and hooks would run a command that leaves a marker file behind.
+function trappedRepo(): { ws: string; marker: string } {
+  const ws = repoWithCommit()
+  const marker = join(tempDir(), 'ran')
+  const trap = write(tempDir(), 'trap.sh', `#!/bin/sh\ntouch ${marker}\nexit 0\n`, 0o755)
+  git(ws, 'config', 'core.fsmonitor', trap)
+  write(ws, '.git/hooks/pre-commit', `#!/bin/sh\ntouch ${marker}\n`, 0o755)
+  write(ws, '.git/hooks/post-checkout', `#!/bin/sh\ntouch ${marker}\n`, 0o755)
+  return { ws, marker }
+}
+
+describe('gitEnvironment', () => {
+  it('is built from scratch: PATH and the fixed set, nothing else', () => {
+    expect(gitEnvironment('/usr/bin', '/scratch')).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/scratch',
+      LANG: 'C',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_OPTIONAL_LOCKS: '0',
+    })
+  })
+
+  it('leaves PATH out when there is none', () => {
+    expect(gitEnvironment(undefined, '/scratch')).not.toHaveProperty('PATH')
+  })
+})
+
+describe('gitSafetyArgs', () => {
+  it('switches off fsmonitor and hooks and trusts the workspace', () => {
+    const args = gitSafetyArgs('/work/ws').join(' ')
+    expect(args).toContain('-c core.fsmonitor=false')
+    expect(args).toContain('-c core.hooksPath=/dev/null')
+    expect(args).toContain('-c safe.directory=/work/ws')
+  })
+})
+
+describe('runGit never runs repository-controlled code', () => {
+  it('does not run a core.fsmonitor command that plain git status runs', async () => {
+    const { ws, marker } = trappedRepo()
+    execFileSync('git', ['-C', ws, 'status', '--porcelain'], { env: { PATH, HOME: ws }, stdio: 'ignore' })
+    expect(existsSync(marker)).toBe(true)
+    const { ws: again, marker: untouched } = trappedRepo()
+    const run = await runGit(again, ['status', '--porcelain'], { path: PATH })
+    expect(run.exitCode).toBe(0)
+    expect(existsSync(untouched)).toBe(false)
+  })
+
+  it('does not run hooks that plain git commit runs', async () => {
+    const { ws, marker } = trappedRepo()
+    const commit = [
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.invalid',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'x',
+    ]
+    execFileSync('git', ['-C', ws, '-c', 'core.fsmonitor=false', ...commit], {
+      env: { PATH, HOME: ws },
+      stdio: 'ignore',
+    })
+    expect(existsSync(marker)).toBe(true)
+    const { ws: again, marker: untouched } = trappedRepo()
+    expect((await runGit(again, commit, { path: PATH })).exitCode).toBe(0)
+    expect(existsSync(untouched)).toBe(false)
+  })
+
+  it('runs none of them while the git checks verify the workspace', async () => {
+    const { ws, marker } = trappedRepo()
+    const verdict = await verify({ git: { worktree: true, history: true } }, { workspace: ws, env: { PATH } })
+    expect(verdict.outcome).toBe('met')
+    expect(existsSync(marker)).toBe(false)
+  })
+})
+
+describe('runGit', () => {
+  it('merges opts.env on top of the filtered environment', async () => {
+    const ws = repoWithCommit()
+    const index = join(tempDir(), 'index')
+    const run = await runGit(ws, ['rev-parse', '--git-path', 'index'], {
+      path: PATH,
+      env: { GIT_INDEX_FILE: index },
+    })
+    expect(run.stdout).toBe(index)
+  })
+
+  it('reads nothing from stdin and reports the exit code of a failing command', async () => {
+    const run = await runGit(tempDir(), ['rev-parse', 'HEAD'], { path: PATH })
+    expect(run.exitCode).toBe(128)
+    expect(run.stderr).toMatch(/not a git repository/)
+  })
+
+  it('stops git once the signal aborts', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    await expect(
+      runGit(repoWithCommit(), ['status'], { path: PATH, signal: controller.signal }),
+    ).rejects.toThrow()
+  })
+})

@@ -1,0 +1,63 @@
+// Real temp workspaces, real files, real git for the check tests.
+import { execFileSync } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { afterEach } from 'vitest'
+import type { ContextRequires } from '../../../src/contract/index.js'
+import { type CheckContext, evaluationContext } from '../../../worker/checks/index.js'
+
+const made: string[] = []
+
+afterEach(() => {
+  for (const dir of made.splice(0).reverse()) rmSync(dir, { recursive: true, force: true })
+})
+
+// A fresh directory (real path, so tests can compare observed paths), removed after the test.
+export function tempDir(prefix = 'preflight-test-'): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  made.push(dir)
+  return dir
+}
+
+export function write(root: string, rel: string, body = 'x\n', mode = 0o644): string {
+  const file = join(root, rel)
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, body)
+  chmodSync(file, mode)
+  return file
+}
+
+export function link(root: string, rel: string, target: string): void {
+  mkdirSync(dirname(join(root, rel)), { recursive: true })
+  symlinkSync(target, join(root, rel))
+}
+
+// git as a developer would run it, with a fixed identity and none of the test runner's GIT_* variables.
+export function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', dir, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim()
+}
+
+export function repoWithCommit(dir = tempDir()): string {
+  git(dir, 'init', '-q')
+  write(dir, 'README.md')
+  git(dir, 'add', 'README.md')
+  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'first')
+  return dir
+}
+
+export function context(
+  workspace: string,
+  requires: ContextRequires = {},
+  extra: Partial<Omit<CheckContext, 'listings' | 'memo'>> = {},
+): CheckContext {
+  return {
+    ...evaluationContext(requires, { workspace, env: { PATH: process.env.PATH ?? '' } }),
+    signal: new AbortController().signal,
+    ...extra,
+  }
+}
