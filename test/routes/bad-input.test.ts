@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type Reply, type TestApp } from '../support/app.js'
+import { claim, definition, fenceOf, queueDispatch } from '../support/fixtures.js'
+import { withBody } from './routes.js'
+
+// Bad input never reaches a 500: always a 4xx with the error envelope.
+describe('bad input', () => {
+  let h: TestApp
+  beforeAll(async () => {
+    h = await createTestApp()
+  })
+  afterAll(() => h.close())
+
+  const expectEnvelope = (r: Reply, status: number, code: string) => {
+    expect(r.status).toBe(status)
+    expect(r.body).toEqual({
+      error: {
+        code,
+        message: expect.any(String),
+        ...(r.body.error.details ? { details: expect.anything() } : {}),
+      },
+    })
+  }
+
+  const label = (r: { method: string; path: string }) =>
+    `${r.method} ${r.path.replace(/[0-9a-f-]{36}/, '{id}')}`
+
+  it.each(withBody.map((r) => [label(r), r] as const))('refuses wrong types on %s', async (_l, r) => {
+    const [key] = Object.keys(r.body)
+    const reply = await h.call(r.method, r.path, { body: { ...r.body, [key as string]: [{ wrong: true }] } })
+    expectEnvelope(reply, 400, 'invalid-request')
+    expect(reply.body.error.details.issues.length).toBeGreaterThan(0)
+  })
+
+  it.each(withBody.map((r) => [label(r), r] as const))('refuses unknown keys on %s', async (_l, r) => {
+    expectEnvelope(await h.call(r.method, r.path, { body: { ...r.body, bogus: 1 } }), 400, 'invalid-request')
+  })
+
+  it.each(withBody.map((r) => [label(r), r] as const))('refuses malformed JSON on %s', async (_l, r) => {
+    expectEnvelope(await h.call(r.method, r.path, { raw: '{"a":' }), 400, 'malformed-json')
+  })
+
+  it.each(withBody.map((r) => [label(r), r] as const))('refuses a body over 1 MiB on %s', async (_l, r) => {
+    const raw = JSON.stringify({ ...r.body, padding: 'x'.repeat(1024 * 1024) })
+    expectEnvelope(await h.call(r.method, r.path, { raw }), 413, 'payload-too-large')
+  })
+
+  it.each(withBody.map((r) => [label(r), r] as const))('refuses an empty JSON body on %s', async (_l, r) => {
+    expectEnvelope(await h.call(r.method, r.path, { raw: '' }), 400, 'malformed-json')
+  })
+
+  it('refuses a body that is not sent as JSON', async () => {
+    const res = await h.app.request('/v1/worker/claim', {
+      method: 'POST',
+      headers: { authorization: 'Bearer test-admin-token-0123456789abcdefg', 'content-type': 'text/plain' },
+      body: '{"workerId":"w"}',
+    })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid-request')
+  })
+
+  it('refuses a dispatch id that is not a uuid', async () => {
+    expectEnvelope(await h.call('GET', '/v1/dispatches/42'), 400, 'invalid-request')
+    expectEnvelope(
+      await h.call('POST', '/v1/dispatches/42/heartbeat', { body: { attempt: 1, leaseToken: 't' } }),
+      400,
+      'invalid-request',
+    )
+  })
+
+  it('refuses a version that is not a whole number and unknown query keys', async () => {
+    expectEnvelope(await h.call('GET', '/v1/subagents/x?version=abc'), 400, 'invalid-request')
+    expectEnvelope(await h.call('GET', '/v1/subagents/x?version=0'), 400, 'invalid-request')
+    expectEnvelope(await h.call('GET', '/v1/subagents/x?bogus=1'), 400, 'invalid-request')
+  })
+
+  it('refuses a subagent definition with an invalid contextRequires', async () => {
+    const body = { ...definition('bad'), contextRequires: { paths: ['/etc/passwd'] } }
+    expectEnvelope(await h.call('POST', '/v1/subagents', { body }), 400, 'invalid-request')
+  })
+
+  it('refuses a NUL the database cannot store with 400, not 500', async () => {
+    const id = await queueDispatch(h)
+    const c = await claim(h)
+    const body = { ...fenceOf(c), step: 'setup', detail: { out: 'a\u0000b' } }
+    const r = await h.call('POST', `/v1/dispatches/${id}/events`, { role: 'worker', body })
+    expectEnvelope(r, 400, 'invalid-value')
+  })
+
+  it('refuses a setup failure without a reason and an exit without exitCode', async () => {
+    const base = { attempt: 1, leaseToken: 't' }
+    const path = '/v1/dispatches/00000000-0000-4000-8000-000000000000/complete'
+    expectEnvelope(
+      await h.call('POST', path, { body: { ...base, status: 'setup_failed' } }),
+      400,
+      'invalid-request',
+    )
+    expectEnvelope(await h.call('POST', path, { body: base }), 400, 'invalid-request')
+    expectEnvelope(
+      await h.call('POST', path, { body: { ...base, exitCode: 0, reason: 'x' } }),
+      400,
+      'invalid-request',
+    )
+  })
+
+  it('never sends a stack trace', async () => {
+    const r = await h.call('POST', '/v1/subagents', { raw: '{"name": [' })
+    expect(JSON.stringify(r.body)).not.toMatch(/at .*\.(ts|js):\d+/)
+  })
+})
