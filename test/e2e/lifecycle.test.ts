@@ -1,0 +1,152 @@
+// End to end: a real coordinator process on a fresh database, a real worker process, real git repositories.
+import { existsSync } from 'node:fs'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { git, makeRepo, tempDir } from '../worker/git-fixtures.js'
+import {
+  type Coordinator,
+  call,
+  dispatch,
+  fakeAgent,
+  killAll,
+  type Proc,
+  register,
+  startCoordinator,
+  startWorker,
+  stepsOf,
+  TOKENS,
+  waitForStatus,
+} from './support.js'
+
+let db: TestDatabase
+let coordinator: Coordinator
+let worker: Proc
+let scratch: string
+let root: string
+let otherRepo: string
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  scratch = await tempDir('preflight-e2e-')
+  root = join(scratch, 'root')
+  await mkdir(root)
+  // The worker's own environment points git at another repository: nothing of it may reach a check.
+  otherRepo = await makeRepo({ 'other.txt': 'not the workspace\n' })
+  coordinator = await startCoordinator(db.url ?? '')
+  worker = startWorker(coordinator.url, {
+    workdir: join(scratch, 'work'),
+    roots: [root],
+    env: { GIT_DIR: join(otherRepo, '.git') },
+  })
+})
+
+afterAll(async () => {
+  await killAll()
+  await db?.drop()
+  await Promise.all([scratch, otherRepo].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })))
+})
+
+const wait = (id: string) => waitForStatus(coordinator.url, id, 30_000, [worker, coordinator])
+
+async function subagent(name: string, contextRequires: Record<string, unknown>, sleepSeconds = 0) {
+  const marker = join(scratch, `${name}.marker`)
+  await register(coordinator.url, {
+    name,
+    agent: { command: fakeAgent(marker, sleepSeconds) },
+    contextRequires,
+  })
+  return marker
+}
+
+describe('a dispatch end to end', () => {
+  it('runs the agent after a met preflight and records succeeded, the report and the events', async () => {
+    const repo = await makeRepo({ 'package.json': '{}\n', 'src/a.ts': 'export {}\n' })
+    const marker = await subagent('e2e-met', {
+      paths: ['package.json', 'src/**/*.ts'],
+      exec: ['sh', 'git'],
+      git: { worktree: true, history: true },
+    })
+    const d = await wait(await dispatch(coordinator.url, 'e2e-met', { repo }))
+    expect(d.status).toBe('succeeded')
+    expect(existsSync(marker)).toBe(true)
+    expect(d.preflight?.outcome).toBe('met')
+    expect(d.completion).toMatchObject({ exitCode: 0, baseline: { head: git(repo, 'rev-parse', 'HEAD') } })
+    expect(stepsOf(d).filter((s) => WORKER_STEPS.includes(s))).toEqual(WORKER_STEPS)
+    const reports = await call<{ items: { dispatchId: string }[] }>(
+      coordinator.url,
+      'GET',
+      '/v1/reports?subagent=e2e-met',
+      TOKENS.operator,
+    )
+    expect(reports.items.map((r) => r.dispatchId)).toEqual([d.id])
+  })
+
+  it('fails the preflight for a missing binary, never starts the agent, and names the binary and PATH', async () => {
+    const repo = await makeRepo()
+    const marker = await subagent('e2e-missing', { exec: ['git', 'preflight-e2e-missing-tool'] })
+    const d = await wait(await dispatch(coordinator.url, 'e2e-missing', { repo }))
+    expect(d.status).toBe('preflight_failed')
+    expect(existsSync(marker)).toBe(false)
+    expect(stepsOf(d)).not.toContain('agent')
+    const missing = d.preflight?.results.find((r) => r.requirement === 'preflight-e2e-missing-tool')
+    expect(missing).toMatchObject({
+      kind: 'exec',
+      status: 'unmet',
+      observed: { name: 'preflight-e2e-missing-tool' },
+    })
+    const searched = (missing?.observed as { searched?: string[] } | undefined)?.searched
+    expect(searched).toEqual([...new Set((process.env.PATH ?? '').split(':').filter(Boolean))])
+  })
+
+  it('verifies after setup and before the baseline and the agent', async () => {
+    const ws = join(root, 'order')
+    await mkdir(ws)
+    await writeFile(join(ws, 'preflight-setup.sh'), 'git init -q . && mkdir -p gen && echo x > gen/out.txt\n')
+    const marker = await subagent('e2e-order', { paths: ['gen/**'], git: { worktree: true } })
+    const d = await wait(await dispatch(coordinator.url, 'e2e-order', { path: ws }))
+    expect(d.preflight?.results.map((r) => r.status)).toEqual(['met', 'met'])
+    expect(d.status).toBe('succeeded')
+    expect(existsSync(marker)).toBe(true)
+    const steps = stepsOf(d)
+    const at = (step: string) => steps.indexOf(step)
+    expect(at('setup')).toBeGreaterThanOrEqual(0)
+    expect([at('setup') < at('verify'), at('verify') < at('baseline'), at('baseline') < at('agent')]).toEqual(
+      [true, true, true],
+    )
+  })
+
+  it('reports a failing setup as setup_failed with its output, not as a preflight failure', async () => {
+    const repo = await makeRepo()
+    const marker = await subagent('e2e-setup', { exec: ['sh'] })
+    const setup = ['sh', '-c', 'echo broken-setup-output >&2; exit 3']
+    const d = await wait(await dispatch(coordinator.url, 'e2e-setup', { repo, setup }))
+    expect(d.status).toBe('setup_failed')
+    expect(d.preflight).toBeUndefined()
+    expect(d.completion).toMatchObject({ reason: 'setup-exit' })
+    expect(d.completion?.detail).toContain('broken-setup-output')
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('refuses a workspace.path outside every --workspace-root as setup_failed path-not-allowed', async () => {
+    const outside = await tempDir()
+    const marker = await subagent('e2e-outside', {})
+    const d = await wait(await dispatch(coordinator.url, 'e2e-outside', { path: outside }))
+    await rm(outside, { recursive: true, force: true })
+    expect(d.status).toBe('setup_failed')
+    expect(d.completion).toMatchObject({ reason: 'path-not-allowed' })
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('does not find a worktree in a non-git workspace although the worker has GIT_DIR set', async () => {
+    const ws = join(root, 'plain')
+    await mkdir(ws)
+    await subagent('e2e-git-dir', { git: { worktree: true } })
+    const d = await wait(await dispatch(coordinator.url, 'e2e-git-dir', { path: ws }))
+    expect(d.status).toBe('preflight_failed')
+    expect(d.preflight?.results[0]).toMatchObject({ requirement: 'worktree', status: 'unmet' })
+  })
+})
+
+const WORKER_STEPS = ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent']

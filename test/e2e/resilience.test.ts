@@ -1,0 +1,106 @@
+// End to end: a worker killed mid-agent, and a coordinator restarted between report and complete.
+import { existsSync } from 'node:fs'
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { makeRepo, tempDir } from '../worker/git-fixtures.js'
+import {
+  type Coordinator,
+  call,
+  dispatch,
+  killAll,
+  register,
+  startCoordinator,
+  startWorker,
+  stepsOf,
+  TOKENS,
+  waitForStatus,
+  waitUntil,
+} from './support.js'
+
+let db: TestDatabase
+let coordinator: Coordinator
+let scratch: string
+let repo: string
+const agentPids: number[] = []
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  scratch = await tempDir('preflight-e2e-')
+  repo = await makeRepo({ 'package.json': '{}\n' })
+})
+
+afterAll(async () => {
+  await killAll()
+  // An agent whose worker was SIGKILLed keeps running (as it would until its container is removed).
+  for (const pid of agentPids) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {}
+  }
+  await db?.drop()
+  await Promise.all([scratch, repo].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })))
+})
+
+// The first run blocks (a worker to kill); later runs finish at once. Each run appends its pid.
+function blockingOnce(marker: string): string[] {
+  const m = JSON.stringify(marker)
+  return ['sh', '-c', `if [ -e ${m} ]; then echo $$ >> ${m}; else echo $$ >> ${m}; sleep 60; fi`]
+}
+
+async function lines(file: string): Promise<string[]> {
+  return existsSync(file) ? (await readFile(file, 'utf8')).trim().split('\n') : []
+}
+
+async function reportsOf(id: string, subagent: string) {
+  const page = await call<{ items: { dispatchId: string; attempt: number }[] }>(
+    coordinator.url,
+    'GET',
+    `/v1/reports?subagent=${subagent}`,
+    TOKENS.operator,
+  )
+  return page.items.filter((r) => r.dispatchId === id).map((r) => r.attempt)
+}
+
+describe('resilience', () => {
+  it('lets a second worker complete a dispatch whose worker was SIGKILLed during the agent', async () => {
+    // Short leases, so the dead worker's dispatch comes back within seconds.
+    coordinator = await startCoordinator(db.url ?? '', undefined, 2_000)
+    const marker = join(scratch, 'killed.marker')
+    await register(coordinator.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
+    const first = startWorker(coordinator.url, { workdir: join(scratch, 'w1'), id: 'first' })
+    const id = await dispatch(coordinator.url, 'e2e-killed', { repo })
+    await waitUntil(async () => (await lines(marker)).length === 1, 30_000, first.output)
+    agentPids.push(Number((await lines(marker))[0]))
+    await first.stop('SIGKILL')
+    const second = startWorker(coordinator.url, { workdir: join(scratch, 'w2'), id: 'second' })
+    const d = await waitForStatus(coordinator.url, id, 45_000, [second, coordinator])
+    expect(d).toMatchObject({ status: 'succeeded', attempt: 2, completion: { exitCode: 0 } })
+    expect(await lines(marker)).toHaveLength(2)
+    expect(await reportsOf(id, 'e2e-killed')).toEqual([2, 1])
+    expect(stepsOf(d, 2).filter((s) => s === 'agent')).toHaveLength(1)
+    await Promise.all([second.stop(), coordinator.stop()])
+  }, 90_000)
+
+  it('retries the completion until a restarted coordinator takes it', async () => {
+    // Leases longer than the outage: the worker's own attempt must be the one that completes.
+    coordinator = await startCoordinator(db.url ?? '', undefined, 60_000)
+    const marker = join(scratch, 'restart.marker')
+    const agent = `echo started >> ${JSON.stringify(marker)}; sleep 1; echo finished >> ${JSON.stringify(marker)}`
+    await register(coordinator.url, { name: 'e2e-restart', agent: { command: ['sh', '-c', agent] } })
+    const worker = startWorker(coordinator.url, { workdir: join(scratch, 'w3'), id: 'steady' })
+    const id = await dispatch(coordinator.url, 'e2e-restart', { repo })
+    await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
+    const port = Number(new URL(coordinator.url).port)
+    await coordinator.stop('SIGKILL')
+    // The agent finishes while no coordinator answers: the completion has to wait for the restart.
+    await waitUntil(async () => (await lines(marker)).includes('finished'), 30_000)
+    await new Promise((r) => setTimeout(r, 500))
+    coordinator = await startCoordinator(db.url ?? '', port, 60_000)
+    const d = await waitForStatus(coordinator.url, id, 45_000, [worker, coordinator])
+    expect(d).toMatchObject({ status: 'succeeded', attempt: 1, completion: { exitCode: 0 } })
+    expect(await reportsOf(id, 'e2e-restart')).toEqual([1])
+    await Promise.all([worker.stop(), coordinator.stop()])
+  }, 90_000)
+})

@@ -1,0 +1,205 @@
+// Real processes for the end-to-end tests: a coordinator, workers, and the HTTP calls of an orchestrator.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import { join, resolve } from 'node:path'
+
+const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
+export const TOKENS = {
+  orchestrator: 'e2e-orchestrator-token-0123456789abcdef',
+  worker: 'e2e-worker-token-0123456789abcdef',
+  operator: 'e2e-operator-token-0123456789abcdef',
+}
+const BOOTSTRAP = Object.entries(TOKENS)
+  .map(([role, token]) => `${role}:${token}`)
+  .join(',')
+
+// Every process a suite starts; `killAll` in afterAll ends whatever is still running.
+const children = new Set<ChildProcess>()
+
+export interface Proc {
+  child: ChildProcess
+  output: () => string
+  stop(signal?: NodeJS.Signals): Promise<void>
+}
+
+function start(args: string[], env: Record<string, string | undefined>): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.add(child)
+  let out = ''
+  const keep = (chunk: Buffer) => {
+    out = (out + chunk.toString()).slice(-64_000)
+  }
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      children.delete(child)
+      r()
+    }),
+  )
+  return {
+    child,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      await exited
+    },
+  }
+}
+
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...children].map(
+      (child) =>
+        new Promise<void>((r) => {
+          if (child.exitCode !== null || child.signalCode !== null) return r()
+          child.once('exit', () => r())
+          child.kill('SIGKILL')
+        }),
+    ),
+  )
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+export interface Coordinator extends Proc {
+  url: string
+}
+
+// Short leases and sweeps so a dead worker's dispatch comes back within seconds.
+export async function startCoordinator(
+  databaseUrl: string,
+  port?: number,
+  leaseMs = 3_000,
+): Promise<Coordinator> {
+  const p = port ?? (await freePort())
+  const args = [
+    '--port',
+    String(p),
+    '--database-url',
+    databaseUrl,
+    '--lease-ms',
+    String(leaseMs),
+    '--sweep-ms',
+    '250',
+  ]
+  const proc = start(['coordinator', ...args], {
+    PATH: process.env.PATH,
+    PREFLIGHT_BOOTSTRAP_TOKENS: BOOTSTRAP,
+  })
+  const url = `http://127.0.0.1:${p}`
+  await waitUntil(
+    async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true,
+    30_000,
+    () => proc.output(),
+  )
+  return { ...proc, url }
+}
+
+export interface WorkerOptions {
+  workdir: string
+  roots?: string[]
+  env?: Record<string, string>
+  id?: string
+}
+
+export function startWorker(url: string, opts: WorkerOptions): Proc {
+  const args = ['worker', '--coordinator', url, '--workdir', opts.workdir, '--wait-ms', '1000']
+  for (const root of opts.roots ?? []) args.push('--workspace-root', root)
+  if (opts.id) args.push('--worker-id', opts.id)
+  return start(args, {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PREFLIGHT_TOKEN: TOKENS.worker,
+    ...opts.env,
+  })
+}
+
+export async function call<T = unknown>(
+  url: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const json = (await res.json().catch(() => undefined)) as T
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+export interface DispatchView {
+  id: string
+  status: string
+  attempt: number
+  events: { step: string; at: string; attempt: number; detail?: Record<string, unknown> }[]
+  preflight?: { outcome: string; attempt: number; results: Record<string, unknown>[] }
+  completion?: { status: string; exitCode?: number; reason?: string; detail?: string; baseline?: unknown }
+}
+
+export const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
+
+export async function register(url: string, definition: Record<string, unknown>): Promise<void> {
+  await call(url, 'POST', '/v1/subagents', TOKENS.orchestrator, definition)
+}
+
+export async function dispatch(url: string, subagent: string, workspace: Record<string, unknown>) {
+  return (
+    await call<{ id: string }>(url, 'POST', '/v1/dispatches', TOKENS.orchestrator, { subagent, workspace })
+  ).id
+}
+
+export function getDispatch(url: string, id: string): Promise<DispatchView> {
+  return call<DispatchView>(url, 'GET', `/v1/dispatches/${id}`, TOKENS.orchestrator)
+}
+
+export async function waitForStatus(url: string, id: string, timeoutMs = 30_000, procs: Proc[] = []) {
+  let last: DispatchView | undefined
+  await waitUntil(
+    async () => {
+      last = await getDispatch(url, id)
+      return TERMINAL.includes(last.status)
+    },
+    timeoutMs,
+    () => `${JSON.stringify(last)}\n${procs.map((p) => p.output()).join('\n---\n')}`,
+  )
+  return last as DispatchView
+}
+
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  why: () => string = () => '',
+) {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`timed out after ${timeoutMs} ms\n${why()}`)
+}
+
+// Worker steps of one attempt, in the order the coordinator recorded them.
+export function stepsOf(d: DispatchView, attempt = d.attempt): string[] {
+  return d.events.filter((e) => e.attempt === attempt).map((e) => e.step)
+}
+
+export function fakeAgent(marker: string, sleepSeconds = 0): string[] {
+  const script = `echo "$$" >> ${JSON.stringify(marker)}; sleep ${sleepSeconds}; echo done >> ${JSON.stringify(`${marker}.done`)}`
+  return ['sh', '-c', script]
+}
+
+export const markerIn = (dir: string) => join(dir, 'agent-ran')
