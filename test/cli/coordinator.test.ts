@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+
+const BIN = join(import.meta.dirname, '../../bin/preflight.js')
+const TOKEN = 'spawned-orchestrator-token-0123456789'
+
+interface Spawned {
+  child: ChildProcess
+  url: string
+  stderr: () => string
+  exit: Promise<number | null>
+}
+
+// Starts `preflight coordinator` on a free port and resolves once it says where it listens.
+function startCoordinator(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Spawned> {
+  const child = spawn(process.execPath, [BIN, 'coordinator', '--port', '0', '--host', '127.0.0.1', ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let err = ''
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return new Promise((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+      const m = /listening on (http:\/\/\S+)/.exec(err)
+      if (m?.[1]) resolve({ child, url: m[1], stderr: () => err, exit })
+    })
+    void exit.then((code) => reject(new Error(`coordinator exited with ${code}: ${err}`)))
+  })
+}
+
+const envWithout = (extra: NodeJS.ProcessEnv) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra }
+  delete env.DATABASE_URL
+  return env
+}
+
+describe('preflight coordinator (spawned)', () => {
+  let t: TestDatabase
+  let cwd: string
+  beforeAll(async () => {
+    t = await createTestDatabase({ migrate: false })
+    cwd = await mkdtemp(join(tmpdir(), 'preflight-coordinator-'))
+  })
+  afterAll(async () => {
+    await t.drop()
+    await rm(cwd, { recursive: true, force: true })
+  })
+
+  it('serves healthz and readyz on PostgreSQL, seeds bootstrap tokens and exits 0 on SIGTERM', async () => {
+    const env = envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: `orchestrator:${TOKEN}` })
+    const s = await startCoordinator(['--database-url', t.url as string], env, cwd)
+    try {
+      expect(await (await fetch(`${s.url}/healthz`)).json()).toEqual({ status: 'ok' })
+      expect(await (await fetch(`${s.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'postgres' })
+      const r = await fetch(`${s.url}/v1/subagents/none`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      expect(r.status).toBe(404)
+    } finally {
+      s.child.kill('SIGTERM')
+    }
+    expect(await s.exit).toBe(0)
+  })
+
+  it('runs on embedded PGlite under ./.preflight when no database URL is given, and says so', async () => {
+    const s = await startCoordinator([], envWithout({}), cwd)
+    try {
+      expect(s.stderr()).toMatch(/embedded PGlite under .*\.preflight/)
+      expect(await (await fetch(`${s.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'pglite' })
+    } finally {
+      s.child.kill('SIGTERM')
+    }
+    expect(await s.exit).toBe(0)
+  }, 120_000) // PGlite initialises its data directory on first start: seconds on a busy machine
+
+  it('refuses a malformed PREFLIGHT_BOOTSTRAP_TOKENS with exit 2', async () => {
+    const env = envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: 'root:short' })
+    await expect(startCoordinator(['--database-url', t.url as string], env, cwd)).rejects.toThrow(
+      /exited with 2/,
+    )
+  })
+})
