@@ -17,6 +17,7 @@ import {
   waitReady,
 } from './local.js'
 
+const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
 const cleanup: (() => Promise<unknown>)[] = []
 try {
   const { url, tokens } = await coordinator()
@@ -146,8 +147,6 @@ interface DispatchView {
   status: string
   subagent: { name: string }
 }
-
-const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
 
 async function waitDone(call: Call, token: string, id: string): Promise<DispatchView> {
   const deadline = Date.now() + 120_000
