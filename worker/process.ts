@@ -1,4 +1,8 @@
 // Runs a workspace program (setup, agent) with an exact environment, streaming its output line by line.
+//
+// The program runs in its own process group: stopping it (cancel, timeout) signals the whole group, and
+// whatever the group still runs when the program exits is killed, so no grandchild outlives the dispatch
+// or holds its output pipe open.
 import { constants } from 'node:os'
 import { execa } from 'execa'
 
@@ -40,11 +44,15 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
     all: true,
     buffer: false,
     reject: false,
-    timeout: opts.timeoutMs,
-    cancelSignal: opts.signal,
-    forceKillAfterDelay: KILL_GRACE_MS,
+    detached: true,
   })
   opts.onStart?.(subprocess.pid)
+  const stop = stopper(subprocess.pid)
+  subprocess.once('exit', () => stop.reap())
+  const timer = opts.timeoutMs ? setTimeout(() => stop.end('timeout'), opts.timeoutMs) : undefined
+  const onAbort = () => stop.end('cancel')
+  if (opts.signal?.aborted) onAbort()
+  opts.signal?.addEventListener('abort', onAbort, { once: true })
   try {
     for await (const line of subprocess.iterable({ from: 'all' })) {
       tail.push(line)
@@ -52,20 +60,49 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
     }
   } catch {
     // the iterable rejects when the subprocess fails; the result below says how
+  } finally {
+    clearTimeout(timer)
+    opts.signal?.removeEventListener('abort', onAbort)
   }
   const result = await subprocess
-  const failedToStart =
-    result.exitCode === undefined && !result.signal && !result.timedOut && !result.isCanceled
+  stop.done()
+  const failedToStart = result.exitCode === undefined && !result.signal
   if (failedToStart) tail.push(result.originalMessage ?? result.shortMessage ?? 'failed to start')
   return {
     exitCode: exitCodeOf(result.exitCode, result.signal, failedToStart),
     signal: result.signal ?? null,
-    timedOut: result.timedOut,
-    cancelled: result.isCanceled,
+    timedOut: stop.why === 'timeout',
+    cancelled: stop.why === 'cancel',
     failedToStart,
     tail: tail.text(),
     durationMs: Date.now() - started,
   }
+}
+
+// SIGTERM to the group, SIGKILL after a grace period; SIGKILL to what is left when the leader exits.
+function stopper(pid: number | undefined) {
+  let force: NodeJS.Timeout | undefined
+  const signalGroup = (signal: NodeJS.Signals) => {
+    if (pid === undefined) return
+    try {
+      process.kill(-pid, signal)
+    } catch {
+      // the group is gone already
+    }
+  }
+  const state = {
+    why: undefined as 'timeout' | 'cancel' | undefined,
+    end(why: 'timeout' | 'cancel') {
+      if (state.why) return
+      state.why = why
+      signalGroup('SIGTERM')
+      force = setTimeout(() => signalGroup('SIGKILL'), KILL_GRACE_MS)
+      force.unref()
+    },
+    reap: () => signalGroup('SIGKILL'),
+    done: () => clearTimeout(force),
+  }
+  return state
 }
 
 // Shell conventions: 127 when the program could not start, 128 + n when a signal ended it.

@@ -33,10 +33,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killAll()
-  // An agent whose worker was SIGKILLed keeps running (as it would until its container is removed).
+  // An agent whose worker was SIGKILLed keeps running (as it would until its container is removed);
+  // it leads its own process group.
   for (const pid of agentPids) {
     try {
-      process.kill(pid, 'SIGKILL')
+      process.kill(-pid, 'SIGKILL')
     } catch {}
   }
   await db?.drop()

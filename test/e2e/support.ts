@@ -20,6 +20,8 @@ export interface Proc {
   child: ChildProcess
   output: () => string
   stop(signal?: NodeJS.Signals): Promise<void>
+  // resolves with the exit code (null when a signal ended it)
+  exited: Promise<number | null>
 }
 
 function start(args: string[], env: Record<string, string | undefined>): Proc {
@@ -31,14 +33,15 @@ function start(args: string[], env: Record<string, string | undefined>): Proc {
   }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
-  const exited = new Promise<void>((r) =>
-    child.once('exit', () => {
+  const exited = new Promise<number | null>((r) =>
+    child.once('exit', (code) => {
       children.delete(child)
-      r()
+      r(code)
     }),
   )
   return {
     child,
+    exited,
     output: () => out,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
@@ -110,12 +113,14 @@ export interface WorkerOptions {
   roots?: string[]
   env?: Record<string, string>
   id?: string
+  args?: string[]
 }
 
 export function startWorker(url: string, opts: WorkerOptions): Proc {
   const args = ['worker', '--coordinator', url, '--workdir', opts.workdir, '--wait-ms', '1000']
   for (const root of opts.roots ?? []) args.push('--workspace-root', root)
   if (opts.id) args.push('--worker-id', opts.id)
+  args.push(...(opts.args ?? []))
   return start(args, {
     PATH: process.env.PATH,
     HOME: process.env.HOME,

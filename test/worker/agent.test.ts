@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runAgent } from '../../worker/agent.js'
-import { removeAll, tempDir } from './git-fixtures.js'
+import { alive, removeAll, tempDir } from './git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))
@@ -55,6 +55,34 @@ describe('runAgent', () => {
       onStart: () => setTimeout(() => stop.abort(), 50),
     })
     expect(result.cancelled).toBe(true)
+  })
+
+  it('stops the processes the agent started when it is stopped', async () => {
+    const dir = await workspace()
+    const stop = new AbortController()
+    const result = await runAgent({
+      workspace: dir,
+      command: ['sh', '-c', 'sleep 60 & echo $! > child.pid; wait'],
+      env,
+      signal: stop.signal,
+      onLine: () => {},
+      onStart: () => setTimeout(() => stop.abort(), 200),
+    })
+    expect(result.cancelled).toBe(true)
+    expect(alive(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(false)
+  })
+
+  it('leaves no process of the agent running after the agent exits', async () => {
+    const dir = await workspace()
+    const result = await runAgent({
+      workspace: dir,
+      command: ['sh', '-c', 'sleep 60 > /dev/null 2>&1 & echo $! > child.pid'],
+      env,
+      signal: new AbortController().signal,
+      onLine: () => {},
+    })
+    expect(result.exitCode).toBe(0)
+    expect(alive(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(false)
   })
 
   it('looks the program up on the agent PATH, not the worker PATH', async () => {

@@ -1,5 +1,6 @@
-// Real git repositories in temp dirs for the worker's tests.
+// Fixtures for the worker's tests: real git repositories in temp dirs, process liveness.
 import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -50,4 +51,14 @@ export const safeGit: GitRunner = (cwd, args, env) =>
 
 export async function removeAll(dirs: string[]): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))
+}
+
+// Running, not a zombie: a killed orphan may wait for a PID 1 that does not reap it.
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return false
+  }
 }

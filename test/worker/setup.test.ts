@@ -21,6 +21,7 @@ describe('runSetup', () => {
     const dir = await workspace()
     process.env.PREFLIGHT_TEST_LEAK = 'leaked'
     try {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       const script = 'echo "$MARK|${PREFLIGHT_TEST_LEAK:-none}|$(pwd -P)" > out.txt'
       const result = await runSetup({ workspace: dir, argv: ['sh', '-c', script], env })
       expect(result).toMatchObject({ ran: true, ok: true })

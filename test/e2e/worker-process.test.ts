@@ -1,0 +1,92 @@
+// End to end: the worker process's graceful stop and what it leaves in its workdir.
+import { existsSync } from 'node:fs'
+import { readdir, readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { alive, makeRepo, tempDir } from '../worker/git-fixtures.js'
+import {
+  type Coordinator,
+  dispatch,
+  getDispatch,
+  killAll,
+  register,
+  startCoordinator,
+  startWorker,
+  waitForStatus,
+  waitUntil,
+} from './support.js'
+
+let db: TestDatabase
+let coordinator: Coordinator
+let scratch: string
+let repo: string
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  scratch = await tempDir('preflight-e2e-')
+  repo = await makeRepo({ 'package.json': '{}\n' })
+  coordinator = await startCoordinator(db.url ?? '', undefined, 60_000)
+})
+
+afterAll(async () => {
+  await killAll()
+  await db?.drop()
+  await Promise.all([scratch, repo].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })))
+})
+
+// Writes its pid, then sleeps; `done` marks a run that finished.
+function sleepingAgent(marker: string, seconds: number): string[] {
+  const m = JSON.stringify(marker)
+  return ['sh', '-c', `echo $$ > ${m}; sleep ${seconds}; echo done >> ${m}.done`]
+}
+
+describe('worker process', () => {
+  it('on SIGTERM stops claiming and lets the running dispatch finish within the grace period', async () => {
+    const marker = join(scratch, 'graceful.marker')
+    await register(coordinator.url, { name: 'e2e-graceful', agent: { command: sleepingAgent(marker, 1) } })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(scratch, 'w1'),
+      args: ['--grace-ms', '30000'],
+    })
+    const running = await dispatch(coordinator.url, 'e2e-graceful', { repo })
+    await waitUntil(async () => existsSync(marker), 30_000, worker.output)
+    worker.child.kill('SIGTERM')
+    const queued = await dispatch(coordinator.url, 'e2e-graceful', { repo })
+    expect(await worker.exited).toBe(0)
+    expect((await getDispatch(coordinator.url, running)).status).toBe('succeeded')
+    expect((await getDispatch(coordinator.url, queued)).status).toBe('queued')
+  }, 60_000)
+
+  it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
+    const marker = join(scratch, 'impatient.marker')
+    await register(coordinator.url, { name: 'e2e-impatient', agent: { command: sleepingAgent(marker, 60) } })
+    const worker = startWorker(coordinator.url, { workdir: join(scratch, 'w2'), args: ['--grace-ms', '200'] })
+    const id = await dispatch(coordinator.url, 'e2e-impatient', { repo })
+    await waitUntil(async () => existsSync(marker), 30_000, worker.output)
+    const pid = Number((await readFile(marker, 'utf8')).trim())
+    worker.child.kill('SIGTERM')
+    expect(await worker.exited).toBe(0)
+    const d = await getDispatch(coordinator.url, id)
+    expect(d).toMatchObject({ status: 'running', attempt: 1 })
+    expect(d.completion).toBeUndefined()
+    expect(alive(pid)).toBe(false)
+  }, 60_000)
+
+  it('removes a finished workspace and keeps a failed one with --keep-failed', async () => {
+    const workdir = join(scratch, 'w3')
+    await register(coordinator.url, { name: 'e2e-ok', agent: { command: ['true'] } })
+    await register(coordinator.url, {
+      name: 'e2e-bad',
+      agent: { command: ['true'] },
+      contextRequires: { paths: ['nope'] },
+    })
+    const worker = startWorker(coordinator.url, { workdir, args: ['--keep-failed'] })
+    const ok = await dispatch(coordinator.url, 'e2e-ok', { repo })
+    const bad = await dispatch(coordinator.url, 'e2e-bad', { repo })
+    expect((await waitForStatus(coordinator.url, ok, 30_000, [worker])).status).toBe('succeeded')
+    expect((await waitForStatus(coordinator.url, bad, 30_000, [worker])).status).toBe('preflight_failed')
+    await worker.stop()
+    expect(await readdir(workdir)).toEqual([`${bad}-1`])
+  }, 60_000)
+})
