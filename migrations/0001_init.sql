@@ -62,6 +62,8 @@ CREATE TABLE preflight_reports (
 -- GET /v1/reports: newest first, keyset on (created_at, id), optionally per subagent / outcome / worker
 CREATE INDEX preflight_reports_recent ON preflight_reports (created_at DESC, id DESC);
 CREATE INDEX preflight_reports_subagent ON preflight_reports (subagent_name, outcome, created_at DESC, id DESC);
+-- a subagent's reports of any outcome, newest first, without sorting all of them
+CREATE INDEX preflight_reports_subagent_recent ON preflight_reports (subagent_name, created_at DESC, id DESC);
 CREATE INDEX preflight_reports_outcome ON preflight_reports (outcome, created_at DESC, id DESC);
 CREATE INDEX preflight_reports_worker ON preflight_reports (worker_id, created_at DESC, id DESC);
 
@@ -80,7 +82,8 @@ CREATE TABLE requirement_results (
   PRIMARY KEY (report_id, position)
 );
 -- summary per subagent × requirement, and report filters by kind / reason
-CREATE INDEX requirement_results_summary ON requirement_results (subagent_name, kind, requirement, created_at);
+-- INCLUDE (status): the summary's counts and drift read the index alone (index-only scan)
+CREATE INDEX requirement_results_summary ON requirement_results (subagent_name, kind, requirement, created_at) INCLUDE (status);
 CREATE INDEX requirement_results_kind_reason ON requirement_results (kind, reason, created_at DESC, report_id);
 CREATE INDEX requirement_results_reason ON requirement_results (reason, created_at DESC, report_id) WHERE reason IS NOT NULL;
 

@@ -23,9 +23,10 @@ const count = (status?: string) =>
 const lastMet = sql`max(${rr.createdAt}) filter (where ${rr.status} = 'met')`
 const toIso = (value: unknown) => (value === null ? null : new Date(value as string | Date).toISOString())
 
-export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
+// The page's query, unexecuted (the benchmark EXPLAINs it); fetches one group more than the limit.
+export function summaryQuery(db: Orm, query: SummaryFilters) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
-  const rows = await db
+  return db
     .select({
       subagent: rr.subagentName,
       kind: rr.kind,
@@ -49,6 +50,10 @@ export async function summarise(db: Orm, query: SummaryFilters): Promise<Summary
     .groupBy(rr.subagentName, rr.kind, rr.requirement)
     .orderBy(asc(rr.subagentName), asc(rr.kind), asc(rr.requirement))
     .limit(query.limit + 1)
+}
+
+export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
+  const rows = await summaryQuery(db, query)
   const items = rows.slice(0, query.limit)
   const last = items.at(-1)
   return {

@@ -59,32 +59,6 @@ describe('GET /v1/reports', () => {
     ])
   })
 
-  it('shows the results as the coordinator stored them, including report-incomplete rows', async () => {
-    const { dispatchId } = await h.seed({
-      subagent: 'judged',
-      worker: 'w-judge',
-      at: '2025-12-01T00:00:00Z',
-      results: [met('node')],
-    })
-    await h.db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
-        requirement, status, reason, observed, duration_ms, created_at)
-      select id, 1, subagent_name, 'exec', 'pnpm', 'unmet', 'report-incomplete', '{"missing":true}', 0, created_at
-      from preflight_reports where dispatch_id = ${dispatchId}`)
-    const { body } = await list('?reason=report-incomplete')
-    expect(body.items).toHaveLength(1)
-    expect(body.items[0].results).toEqual([
-      { kind: 'exec', requirement: 'node', status: 'met', observed: met('node').observed, durationMs: 1 },
-      {
-        kind: 'exec',
-        requirement: 'pnpm',
-        status: 'unmet',
-        reason: 'report-incomplete',
-        observed: { missing: true },
-        durationMs: 0,
-      },
-    ])
-  })
-
   it('filters by outcome', async () => {
     expect(dispatchesOf((await list('?outcome=unmet')).body)).toEqual([ids.d, ids.b])
   })
@@ -151,4 +125,36 @@ describe('GET /v1/reports bad input', () => {
       expect(typeof body.error.message).toBe('string')
     })
   }
+})
+
+// Runs last: it adds a report the filter tests above do not expect.
+describe('GET /v1/reports after a report-incomplete verdict', () => {
+  it('shows the results of a report-incomplete verdict as the coordinator stored them', async () => {
+    const { dispatchId } = await h.seed({
+      subagent: 'judged',
+      worker: 'w-judge',
+      at: '2025-12-01T00:00:00Z',
+      results: [met('node')],
+    })
+    await h.db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
+        requirement, status, reason, observed, duration_ms, created_at)
+      select id, 1, subagent_name, 'exec', 'pnpm', 'unmet', 'report-incomplete', '{"missing":true}', 0, created_at
+      from preflight_reports where dispatch_id = ${dispatchId}`)
+    await h.db.execute(
+      sql`update preflight_reports set reason = 'report-incomplete', outcome = 'unmet' where dispatch_id = ${dispatchId}`,
+    )
+    const { body } = await list('?reason=report-incomplete')
+    expect(body.items).toHaveLength(1)
+    expect(body.items[0].results).toEqual([
+      { kind: 'exec', requirement: 'node', status: 'met', observed: met('node').observed, durationMs: 1 },
+      {
+        kind: 'exec',
+        requirement: 'pnpm',
+        status: 'unmet',
+        reason: 'report-incomplete',
+        observed: { missing: true },
+        durationMs: 0,
+      },
+    ])
+  })
 })

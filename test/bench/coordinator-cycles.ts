@@ -1,0 +1,140 @@
+// Full dispatch cycles over real HTTP: each of N concurrent workers loops create → claim → report →
+// complete for a fixed time; prints cycles per second and p50/p99 of each step.
+import type { Role } from '../../src/contract/api.js'
+import { listRequirements, type SubagentDefinition } from '../../src/contract/index.js'
+import { formatMs, percentile } from './coordinator-stats.js'
+
+const definition: SubagentDefinition = {
+  name: 'bench-agent',
+  description: 'benchmark subagent',
+  agent: { command: ['true'] },
+  contextRequires: {
+    paths: ['package.json', 'src/**/*.ts', 'dist/index.js', '.github/workflows/*.yml'],
+    exec: ['node', 'git', 'pnpm'],
+    git: { worktree: true },
+  },
+}
+
+const results = listRequirements(definition.contextRequires).map((r) => ({
+  ...r,
+  status: 'met' as const,
+  observed: { match: 'x' },
+  durationMs: 1,
+}))
+
+type Step = 'create' | 'claim' | 'report' | 'complete'
+
+interface CycleOptions {
+  url: string
+  tokens: Record<Role, string>
+  seconds: number
+  workers: number
+}
+
+export async function runCycleBench(opts: CycleOptions): Promise<void> {
+  const call = caller(opts.url, opts.tokens)
+  await call('orchestrator', 'POST', '/v1/subagents', definition)
+  const timings: Record<Step, number[]> = { create: [], claim: [], report: [], complete: [] }
+  // A short warm-up (JIT, connection pools, plan caches) that is not counted.
+  await runWorkers(call, opts.workers, performance.now() + 2000, {
+    create: [],
+    claim: [],
+    report: [],
+    complete: [],
+  })
+  const started = performance.now()
+  const cycles = await runWorkers(call, opts.workers, started + opts.seconds * 1000, timings)
+  const seconds = (performance.now() - started) / 1000
+  const floor = await healthzRate(opts.url, opts.workers, 2000)
+  console.log(`\n## full cycles, ${opts.workers} concurrent HTTP workers, ${seconds.toFixed(1)} s`)
+  console.log(
+    `  floor: GET /healthz (no database) with ${opts.workers} concurrent clients: ${floor.toFixed(0)} requests/s`,
+  )
+  console.log(`  cycles: ${cycles}   cycles/s: ${(cycles / seconds).toFixed(0)}`)
+  for (const step of Object.keys(timings) as Step[]) {
+    const ms = timings[step]
+    console.log(
+      `  ${step.padEnd(9)} p50 ${formatMs(percentile(ms, 50))}   p99 ${formatMs(percentile(ms, 99))}`,
+    )
+  }
+}
+
+type Call = ReturnType<typeof caller>
+
+// What this machine does at best: the cheapest route, same concurrency; a cycle is four requests.
+async function healthzRate(url: string, clients: number, ms: number): Promise<number> {
+  const until = performance.now() + ms
+  const started = performance.now()
+  let requests = 0
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        await (await fetch(`${url}/healthz`)).text()
+        requests++
+      }
+    }),
+  )
+  return requests / ((performance.now() - started) / 1000)
+}
+
+async function runWorkers(call: Call, workers: number, until: number, timings: Record<Step, number[]>) {
+  const counts = await Promise.all(
+    Array.from({ length: workers }, (_, w) => workerLoop(call, `bench-worker-${w}`, until, timings)),
+  )
+  return counts.reduce((a, b) => a + b, 0)
+}
+
+async function workerLoop(call: Call, workerId: string, until: number, timings: Record<Step, number[]>) {
+  let cycles = 0
+  const timed = async <T>(step: Step, work: () => Promise<T>) => {
+    const started = performance.now()
+    const value = await work()
+    timings[step].push(performance.now() - started)
+    return value
+  }
+  while (performance.now() < until) {
+    await timed('create', () =>
+      call('orchestrator', 'POST', '/v1/dispatches', {
+        subagent: definition.name,
+        workspace: { repo: 'bench' },
+      }),
+    )
+    const claimed = await timed('claim', () =>
+      call('worker', 'POST', '/v1/worker/claim', { workerId, waitMs: 1000 }),
+    )
+    if (!claimed) continue
+    const { id, attempt } = claimed.dispatch
+    const fence = { attempt, leaseToken: claimed.lease.token }
+    const now = new Date().toISOString()
+    const report = {
+      outcome: 'met',
+      declared: true,
+      results,
+      startedAt: now,
+      finishedAt: now,
+      worker: { id: workerId },
+    }
+    await timed('report', () => call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report }))
+    await timed('complete', () =>
+      call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1 }),
+    )
+    cycles++
+  }
+  return cycles
+}
+
+// JSON over fetch (keep-alive); 204 answers undefined, anything but 2xx throws.
+function caller(url: string, tokens: Record<Role, string>) {
+  // biome-ignore lint/suspicious/noExplicitAny: the benchmark reads a few known fields of each answer
+  return async (role: Role, method: string, path: string, body: unknown): Promise<any> => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tokens[role]}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    if (res.status === 204) return undefined
+    const text = await res.text()
+    if (res.status >= 300) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`)
+    return JSON.parse(text)
+  }
+}

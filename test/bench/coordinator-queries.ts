@@ -1,0 +1,114 @@
+// The operators' queries over real HTTP on the generated history: latency per page of 100, and the
+// plan PostgreSQL picks for each (EXPLAIN ANALYZE), to show which index serves it.
+import type { Sql } from 'postgres'
+import type { Orm } from '../../src/db/client.js'
+import { type ReportPageQuery, reportsQuery } from '../../src/db/reports.js'
+import { type SummaryFilters, summaryQuery } from '../../src/db/summary.js'
+import { SUBAGENTS } from './coordinator-data.js'
+import { formatMs, percentile } from './coordinator-stats.js'
+
+export interface QueryCase {
+  name: string
+  path: (round: number) => string
+  explain: ReportPageQuery | SummaryFilters
+  kind: 'reports' | 'summary'
+}
+
+const subagent = (round: number) => `subagent-${(round * 37) % SUBAGENTS}`
+
+export const queryCases: QueryCase[] = [
+  {
+    name: 'reports ?outcome=unmet&subagent=…',
+    path: (r) => `/v1/reports?outcome=unmet&subagent=${subagent(r)}&limit=100`,
+    explain: { outcome: 'unmet', subagent: 'subagent-7', limit: 100 },
+    kind: 'reports',
+  },
+  {
+    name: 'reports ?subagent=…',
+    path: (r) => `/v1/reports?subagent=${subagent(r)}&limit=100`,
+    explain: { subagent: 'subagent-7', limit: 100 },
+    kind: 'reports',
+  },
+  {
+    name: 'reports (no filter)',
+    path: () => '/v1/reports?limit=100',
+    explain: { limit: 100 },
+    kind: 'reports',
+  },
+  {
+    name: 'reports ?kind=exec&reason=not-found',
+    path: () => '/v1/reports?kind=exec&reason=not-found&limit=100',
+    explain: { kind: 'exec', reason: 'not-found', limit: 100 },
+    kind: 'reports',
+  },
+  {
+    name: 'reports ?worker=…&since=…',
+    path: (r) => `/v1/reports?worker=worker-${r % 16}&since=2026-01-20T00:00:00Z&limit=100`,
+    explain: { worker: 'worker-3', since: new Date('2026-01-20T00:00:00Z'), limit: 100 },
+    kind: 'reports',
+  },
+  {
+    name: 'summary ?subagent=…',
+    path: (r) => `/v1/reports/summary?subagent=${subagent(r)}&limit=100`,
+    explain: { subagent: 'subagent-7', limit: 100 },
+    kind: 'summary',
+  },
+  {
+    name: 'summary ?subagent=…&since=… (last 7 days)',
+    path: (r) => `/v1/reports/summary?subagent=${subagent(r)}&since=2026-01-24T00:00:00Z&limit=100`,
+    explain: { subagent: 'subagent-7', since: new Date('2026-01-24T00:00:00Z'), limit: 100 },
+    kind: 'summary',
+  },
+  {
+    name: 'summary (first page of 100 of all 1,600 rows)',
+    path: () => '/v1/reports/summary?limit=100',
+    explain: { limit: 100 },
+    kind: 'summary',
+  },
+]
+
+export async function timeQuery(url: string, token: string, c: QueryCase, rounds: number) {
+  const ms: number[] = []
+  let items = 0
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now()
+    const res = await fetch(`${url}${c.path(round)}`, { headers: { authorization: `Bearer ${token}` } })
+    const body = (await res.json()) as { items?: unknown[] }
+    ms.push(performance.now() - started)
+    if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${JSON.stringify(body)}`)
+    items += body.items?.length ?? 0
+  }
+  return {
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+    max: Math.max(...ms),
+    itemsPerPage: items / rounds,
+  }
+}
+
+export async function explain(sql: Sql, orm: Orm, c: QueryCase): Promise<string> {
+  const built = c.kind === 'reports' ? reportsQuery(orm, c.explain) : summaryQuery(orm, c.explain)
+  const { sql: text, params } = built.toSQL()
+  const plan = await sql.unsafe(`explain (analyze, buffers, costs off) ${text}`, params as never[])
+  return plan.map((row) => `    ${row['QUERY PLAN']}`).join('\n')
+}
+
+export async function runQueryBench(opts: {
+  url: string
+  token: string
+  sql: Sql
+  orm: Orm
+  rounds: number
+}) {
+  console.log(
+    `\n## operators' queries over HTTP, ${opts.rounds} requests each (p50 / p99 / max, items per page)`,
+  )
+  for (const c of queryCases) {
+    const t = await timeQuery(opts.url, opts.token, c, opts.rounds)
+    console.log(
+      `  ${c.name.padEnd(48)} ${formatMs(t.p50)} / ${formatMs(t.p99)} / ${formatMs(t.max)}   ${t.itemsPerPage.toFixed(0)} items`,
+    )
+  }
+  console.log('\n## EXPLAIN (ANALYZE, BUFFERS)')
+  for (const c of queryCases) console.log(`\n  ${c.name}\n${await explain(opts.sql, opts.orm, c)}`)
+}

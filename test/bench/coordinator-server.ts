@@ -1,0 +1,43 @@
+// Runs the real `preflight coordinator` in its own process (its own event loop, as in production)
+// and resolves with its URL once it listens; stop() sends SIGTERM and waits for the exit.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
+
+export interface SpawnedCoordinator {
+  url: string
+  stop(): Promise<void>
+}
+
+export function spawnCoordinator(databaseUrl: string, bootstrapTokens: string): Promise<SpawnedCoordinator> {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'coordinator', '--port', '0', '--host', '127.0.0.1', '--database-url', databaseUrl],
+    {
+      env: { ...process.env, PREFLIGHT_BOOTSTRAP_TOKENS: bootstrapTokens },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
+  return new Promise((resolve, reject) => {
+    let log = ''
+    child.stderr?.setEncoding('utf8')
+    child.stderr?.on('data', (chunk: string) => {
+      log += chunk
+      const url = /listening on (http:\/\/\S+)/.exec(log)?.[1]
+      if (url) resolve({ url, stop: () => stop(child) })
+    })
+    child.once('exit', (code) =>
+      reject(new Error(`the coordinator exited (${code}) before listening:\n${log}`)),
+    )
+    child.once('error', reject)
+  })
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
+}

@@ -1,0 +1,64 @@
+// `npm run bench:coordinator`: the coordinator on a fresh PostgreSQL database over real HTTP.
+// The coordinator is the built CLI (`npm run build` first) in its own process.
+// 1. full dispatch cycles with 4 concurrent workers; 2. the operators' queries on 1,000,000
+// generated requirement results, with their plans. Prints figures, asserts nothing; the database
+// is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { seedTokens } from '../../src/auth.js'
+import type { Role } from '../../src/contract/api.js'
+import { connectPostgres } from '../../src/db/client.js'
+import { migrate } from '../../src/db/migrate.js'
+import { startServer } from '../../src/server.js'
+import { runCycleBench } from './coordinator-cycles.js'
+import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
+import { runQueryBench } from './coordinator-queries.js'
+import { spawnCoordinator } from './coordinator-server.js'
+
+const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const CYCLE_SECONDS = Number(process.env.BENCH_CYCLE_SECONDS ?? 20)
+const QUERY_ROUNDS = Number(process.env.BENCH_QUERY_ROUNDS ?? 200)
+
+const tokens: Record<Role, string> = {
+  orchestrator: `bench-orchestrator-${randomBytes(8).toString('hex')}`,
+  worker: `bench-worker-${randomBytes(8).toString('hex')}`,
+  operator: `bench-operator-${randomBytes(8).toString('hex')}`,
+  admin: `bench-admin-${randomBytes(8).toString('hex')}`,
+}
+
+async function main() {
+  const name = `preflight_bench_${randomBytes(4).toString('hex')}`
+  const admin = postgres(SERVER, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${name}`)
+  const url = new URL(SERVER)
+  url.pathname = `/${name}`
+  const db = connectPostgres(url.toString(), { poolSize: 10 })
+  const sql = postgres(url.toString(), { max: 2, onnotice: () => {} })
+  const cleanup: (() => Promise<unknown>)[] = [
+    () => admin.unsafe(`drop database if exists ${name} with (force)`).then(() => admin.end()),
+    () => db.close(),
+    () => sql.end(),
+  ]
+  try {
+    const bootstrap = Object.entries(tokens).map(([role, token]) => `${role}:${token}`)
+    const server = await spawnCoordinator(url.toString(), bootstrap.join(','))
+    cleanup.push(() => server.stop())
+    console.log(`# preflight coordinator benchmark (node ${process.version}, database ${name})`)
+    if (CYCLE_SECONDS > 0)
+      await runCycleBench({ url: server.url, tokens, seconds: CYCLE_SECONDS, workers: 4 })
+    const started = performance.now()
+    await generateHistory(sql)
+    const [count] = await sql`select count(*)::int as n from requirement_results`
+    console.log(
+      `\n# generated ${REPORTS} reports × ${REQUIREMENTS} = ${count?.n} requirement_results rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    )
+    await runQueryBench({ url: server.url, token: tokens.operator, sql, orm: db.orm, rounds: QUERY_ROUNDS })
+  } finally {
+    for (const release of cleanup.reverse()) await release().catch((err) => console.error(String(err)))
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exitCode = 1
+})
