@@ -79,9 +79,11 @@ function listen(fetch: (req: Request) => Response | Promise<Response>, port: num
 
 async function closeServer(server: Server): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-  server.closeIdleConnections()
+  // Keep-alive connections turn idle as their last response ends: close them as they do.
+  const idle = setInterval(() => server.closeIdleConnections(), 50)
   const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)
-  cut.unref()
+  server.closeIdleConnections()
   await closed
+  clearInterval(idle)
   clearTimeout(cut)
 }

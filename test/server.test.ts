@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seedTokens } from '../src/auth.js'
+import { type RunningServer, startServer } from '../src/server.js'
+import { tokens } from './support/app.js'
+import { createTestDatabase, type TestDatabase } from './support/db.js'
+import { definition, workspace } from './support/fixtures.js'
+
+const post = (base: string, path: string, token: string, body: unknown) =>
+  fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+
+describe('the coordinator server', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase()
+    await seedTokens(t.db.orm, [
+      { role: 'admin', token: tokens.admin },
+      { role: 'worker', token: tokens.worker },
+    ])
+  })
+  afterAll(() => t.drop())
+
+  const start = (claimPollMs: number) =>
+    startServer({ db: t.db, port: 0, host: '127.0.0.1', config: { claimPollMs }, log: () => {} })
+
+  it('wakes a claim waiting on one coordinator when another queues a dispatch (NOTIFY)', async () => {
+    // Polling slower than the wait and the test's own timeout: only the NOTIFY wake-up answers in time.
+    const [a, b] = await Promise.all([start(60_000), start(60_000)])
+    try {
+      await post(b.url, '/v1/subagents', tokens.admin, definition())
+      const waiting = post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 30_000 })
+      await new Promise((r) => setTimeout(r, 300))
+      const created = await (
+        await post(b.url, '/v1/dispatches', tokens.admin, { subagent: 'frontend-fixer', workspace })
+      ).json()
+      const res = await waiting
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { dispatch: { id: string } }).dispatch.id).toBe(
+        (created as { id: string }).id,
+      )
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+  }, 20_000)
+
+  it('answers waiting claims with 204 on stop, and stop is idempotent', async () => {
+    const s: RunningServer = await start(60_000)
+    const waiting = post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 20_000 })
+    await new Promise((r) => setTimeout(r, 300))
+    await Promise.all([s.stop(), s.stop()])
+    expect((await waiting).status).toBe(204)
+    await s.stop()
+  })
+})
