@@ -129,12 +129,7 @@ async function runBounded(
   })
   const checked = Promise.resolve()
     .then(() => checker(req.requirement, { ...ctx, signal: controller.signal }))
-    .then(
-      (finding) =>
-        controller.signal.aborted ? failure(Reason.Timeout, { timeoutMs: ctx.timeoutMs }) : finding,
-      (err: unknown) =>
-        failure(controller.signal.aborted ? Reason.Timeout : Reason.CheckFailed, { message: messageOf(err) }),
-    )
+    .catch((err: unknown) => failure(Reason.CheckFailed, { message: messageOf(err) }))
   try {
     return await Promise.race([checked, timedOut])
   } finally {
