@@ -1,4 +1,114 @@
-// `preflight reports` — not built yet.
-export async function run(_args: string[]): Promise<number> {
-  throw new Error('preflight reports is not implemented yet')
+// `preflight reports` — lists preflight reports from a coordinator over GET /v1/reports, following
+// nextCursor through every page (or until --limit reports), as text blocks or a JSON array.
+import { MAX_PAGE, type ReportItem, type ReportPage, ReportsQuery } from '../contract/reports.js'
+import { intFlag, parseFlags } from './args.js'
+import { UsageError } from './errors.js'
+import { formatReports } from './reports-format.js'
+
+const flags = {
+  coordinator: { type: 'string' },
+  token: { type: 'string' },
+  outcome: { type: 'string' },
+  subagent: { type: 'string' },
+  worker: { type: 'string' },
+  kind: { type: 'string' },
+  reason: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  limit: { type: 'string' },
+  format: { type: 'string' },
+} as const
+
+const FILTERS = ['outcome', 'subagent', 'worker', 'kind', 'reason', 'since', 'until'] as const
+
+interface Request {
+  base: URL
+  token: string
+  filters: Record<string, string>
+  limit: number | undefined
+  format: 'text' | 'json'
+}
+
+export async function run(args: string[]): Promise<number> {
+  const request = parseRequest(args)
+  const items = await fetchAll(request)
+  process.stdout.write(
+    request.format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatReports(items),
+  )
+  return 0
+}
+
+function parseRequest(args: string[]): Request {
+  const { values } = parseFlags(args, flags)
+  const format = values.format ?? 'text'
+  if (format !== 'text' && format !== 'json')
+    throw new UsageError(`--format must be text or json, got "${format}"`)
+  const filters: Record<string, string> = {}
+  for (const name of FILTERS) if (values[name] !== undefined) filters[name] = values[name]
+  checkFilters(filters)
+  return {
+    base: coordinatorUrl(values.coordinator ?? process.env.PREFLIGHT_URL),
+    token: tokenFrom(values.token ?? process.env.PREFLIGHT_TOKEN),
+    filters,
+    limit: intFlag(values.limit, 'limit', 1, 10_000_000),
+    format,
+  }
+}
+
+// The same schema the coordinator validates with, so a bad filter fails here with the flag's name.
+function checkFilters(filters: Record<string, string>): void {
+  const parsed = ReportsQuery.safeParse(filters)
+  if (parsed.success) return
+  const issue = parsed.error.issues[0]
+  const flag = String(issue?.path[0] ?? 'filter')
+  throw new UsageError(`--${flag} "${filters[flag] ?? ''}" is not valid: ${issue?.message ?? 'invalid'}`)
+}
+
+function coordinatorUrl(value: string | undefined): URL {
+  if (!value) throw new UsageError('name the coordinator with --coordinator URL or PREFLIGHT_URL')
+  try {
+    const url = new URL(value)
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url
+  } catch {}
+  throw new UsageError(`--coordinator must be an http(s) URL, got "${value}"`)
+}
+
+function tokenFrom(value: string | undefined): string {
+  if (!value) throw new UsageError('give an operator token with --token T or PREFLIGHT_TOKEN')
+  return value
+}
+
+async function fetchAll(req: Request): Promise<ReportItem[]> {
+  const items: ReportItem[] = []
+  let cursor: string | null = null
+  do {
+    const want = req.limit === undefined ? MAX_PAGE : Math.min(MAX_PAGE, req.limit - items.length)
+    const page = await fetchPage(req, want, cursor)
+    items.push(...page.items)
+    cursor = page.nextCursor
+  } while (cursor !== null && (req.limit === undefined || items.length < req.limit))
+  return items
+}
+
+async function fetchPage(req: Request, limit: number, cursor: string | null): Promise<ReportPage> {
+  const url = new URL('v1/reports', req.base.href.endsWith('/') ? req.base : `${req.base.href}/`)
+  for (const [name, value] of Object.entries(req.filters)) url.searchParams.set(name, value)
+  url.searchParams.set('limit', String(limit))
+  if (cursor !== null) url.searchParams.set('cursor', cursor)
+  let res: Response
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${req.token}`, accept: 'application/json' } })
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause
+    throw new Error(
+      `cannot reach the coordinator at ${req.base.origin}: ${cause?.code ?? cause?.message ?? err}`,
+    )
+  }
+  const body = await res.json().catch(() => undefined)
+  if (res.ok) return body as ReportPage
+  const error = (body as { error?: { code?: string; message?: string } } | undefined)?.error
+  const said = error ? `${error.code}: ${error.message}` : `HTTP ${res.status}`
+  // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
+  if (res.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)
+  throw new Error(`the coordinator answered ${res.status} (${said})`)
 }
