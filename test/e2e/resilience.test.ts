@@ -4,11 +4,12 @@ import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
-import { makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { alive, makeRepo, tempDir } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
   dispatch,
+  getDispatch,
   killAll,
   register,
   startCoordinator,
@@ -82,6 +83,28 @@ describe('resilience', () => {
     expect(await reportsOf(id, 'e2e-killed')).toEqual([2, 1])
     expect(stepsOf(d, 2).filter((s) => s === 'agent')).toHaveLength(1)
     await Promise.all([second.stop(), coordinator.stop()])
+  }, 90_000)
+
+  it('stops the agent of a worker that lost its lease and never completes that attempt', async () => {
+    coordinator = await startCoordinator(db.url ?? '', undefined, 2_000)
+    const marker = join(scratch, 'paused.marker')
+    await register(coordinator.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
+    const paused = startWorker(coordinator.url, { workdir: join(scratch, 'w4'), id: 'paused' })
+    const id = await dispatch(coordinator.url, 'e2e-paused', { repo })
+    await waitUntil(async () => (await lines(marker)).length === 1, 30_000, paused.output)
+    const firstAgent = Number((await lines(marker))[0])
+    agentPids.push(firstAgent)
+    // Frozen past its lease: the dispatch goes to another worker meanwhile.
+    paused.child.kill('SIGSTOP')
+    const other = startWorker(coordinator.url, { workdir: join(scratch, 'w5'), id: 'other' })
+    const d = await waitForStatus(coordinator.url, id, 45_000, [other, coordinator])
+    paused.child.kill('SIGCONT')
+    await waitUntil(async () => !alive(firstAgent), 30_000, paused.output)
+    const after = await getDispatch(coordinator.url, id)
+    expect(d).toMatchObject({ status: 'succeeded', attempt: 2 })
+    expect(after.completion).toEqual(d.completion)
+    expect(after.events.filter((e) => e.step === 'completed')).toHaveLength(1)
+    await Promise.all([paused.stop(), other.stop(), coordinator.stop()])
   }, 90_000)
 
   it('retries the completion until a restarted coordinator takes it', async () => {
