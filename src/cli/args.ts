@@ -8,7 +8,7 @@ export function parseFlags<T extends Options>(args: string[], options: T, allowP
   try {
     return parseArgs({ args, options, strict: true, allowPositionals })
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message.replace(/\. .*$/s, '') : String(err))
+    throw new UsageError(err instanceof Error ? err.message.replace(/\.\s.*$/s, '') : String(err))
   }
 }
 

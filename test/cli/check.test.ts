@@ -1,0 +1,184 @@
+// `preflight check` as users run it: the real binary, real workspaces, its own environment as the agent's.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { repoWithCommit, tempDir, write } from '../worker/checks/helpers.js'
+
+const BIN = join(import.meta.dirname, '../../bin/preflight.js')
+const PATH = process.env.PATH ?? ''
+
+function check(args: string[], env: Record<string, string> = { PATH }) {
+  const run = spawnSync(process.execPath, [BIN, 'check', ...args], { env, encoding: 'utf8' })
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr }
+}
+
+function requiresFile(body: unknown): string {
+  const file = join(tempDir(), 'requires.json')
+  writeFileSync(file, typeof body === 'string' ? body : JSON.stringify(body))
+  return file
+}
+
+describe('preflight check', () => {
+  it('exits 0 when every requirement is met', () => {
+    const ws = repoWithCommit()
+    const run = check([
+      '--workspace',
+      ws,
+      '--requires',
+      requiresFile({ paths: ['README.md'], exec: ['sh'], git: { worktree: true } }),
+    ])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^met +paths +README\.md/m)
+  })
+
+  it('exits 1 and lists unmet requirements first in text', () => {
+    const ws = tempDir()
+    write(ws, 'package.json')
+    const run = check([
+      '--workspace',
+      ws,
+      '--requires',
+      requiresFile({ paths: ['package.json', 'pnpm-lock.yaml'] }),
+    ])
+    expect(run.code).toBe(1)
+    const lines = run.stdout.trim().split('\n')
+    expect(lines[0]).toMatch(/^unmet +paths +pnpm-lock\.yaml +no-match/)
+    expect(lines[1]).toMatch(/^met +paths +package\.json/)
+  })
+
+  it('prints the report shape plus workspace with --format json', () => {
+    const ws = tempDir()
+    const run = check(['--workspace', ws, '--requires', requiresFile({ exec: ['sh'] }), '--format', 'json'])
+    const report = JSON.parse(run.stdout)
+    expect(Object.keys(report).sort()).toEqual([
+      'declared',
+      'finishedAt',
+      'outcome',
+      'results',
+      'startedAt',
+      'workspace',
+    ])
+    expect(report).toMatchObject({ outcome: 'met', declared: true, workspace: ws })
+    expect(report.results[0]).toMatchObject({
+      kind: 'exec',
+      requirement: 'sh',
+      status: 'met',
+      observed: { name: 'sh' },
+    })
+  })
+
+  it('prints one testcase per requirement and a failure for each unmet one with --format junit, escaped', () => {
+    const ws = tempDir()
+    write(ws, 'a&b.txt')
+    const run = check([
+      '--workspace',
+      ws,
+      '--requires',
+      requiresFile({ paths: ['a&b.txt', 'x<y>"z".txt'] }),
+      '--format',
+      'junit',
+    ])
+    expect(run.code).toBe(1)
+    expect(run.stdout.match(/<testcase /g)).toHaveLength(2)
+    expect(run.stdout.match(/<failure /g)).toHaveLength(1)
+    expect(run.stdout).toContain('name="a&amp;b.txt"')
+    expect(run.stdout).toContain('name="x&lt;y&gt;&quot;z&quot;.txt"')
+  })
+
+  it('reads contextRequires from a whole definition with --subagent', () => {
+    const ws = tempDir()
+    const file = requiresFile({
+      name: 'fixer',
+      agent: { command: ['true'] },
+      contextRequires: { paths: ['nothing-here'] },
+    })
+    expect(check(['--workspace', ws, '--subagent', file]).code).toBe(1)
+  })
+
+  it('answers met with nothing declared for a definition without contextRequires', () => {
+    const file = requiresFile({ name: 'fixer', agent: { command: ['true'] } })
+    const run = check(['--workspace', tempDir(), '--subagent', file, '--format', 'json'])
+    expect(run.code).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'met', declared: false, results: [] })
+  })
+
+  it('resolves exec on its own PATH', () => {
+    const bin = tempDir()
+    write(bin, 'pnpm', '#!/bin/sh\n', 0o755)
+    const file = requiresFile({ exec: ['pnpm'] })
+    expect(check(['--workspace', tempDir(), '--requires', file], { PATH: `${bin}:${PATH}` }).code).toBe(0)
+    expect(check(['--workspace', tempDir(), '--requires', file], { PATH }).code).toBe(1)
+  })
+
+  it('keeps its own GIT_DIR from reaching git', () => {
+    const other = repoWithCommit()
+    const ws = tempDir()
+    const env = { PATH, GIT_DIR: join(other, '.git'), GIT_WORK_TREE: ws }
+    // git itself, handed that environment, would call the workspace a worktree
+    expect(
+      execFileSync('git', ['-C', ws, 'rev-parse', '--is-inside-work-tree'], { env, encoding: 'utf8' }).trim(),
+    ).toBe('true')
+    const run = check(
+      ['--workspace', ws, '--requires', requiresFile({ git: { worktree: true } }), '--format', 'json'],
+      env,
+    )
+    expect(run.code).toBe(1)
+    expect(JSON.parse(run.stdout).results[0]).toMatchObject({ status: 'unmet', reason: 'not-a-worktree' })
+  })
+})
+
+describe('preflight check: bad input exits 2 with one sentence on stderr', () => {
+  const cases: [string, (ws: string) => string[], RegExp][] = [
+    [
+      'an invalid requirement, naming the file and the issue path',
+      (ws) => ['--workspace', ws, '--requires', requiresFile({ paths: ['ok', '../up'] })],
+      /requires\.json is not valid at paths\.1: .*"\.\."/,
+    ],
+    [
+      'an unknown key',
+      (ws) => ['--workspace', ws, '--requires', requiresFile({ path: ['x'] })],
+      /requires\.json is not valid/,
+    ],
+    [
+      'a file that is not JSON',
+      (ws) => ['--workspace', ws, '--requires', requiresFile('{nope')],
+      /requires\.json is not valid JSON/,
+    ],
+    [
+      'a file that does not exist',
+      (ws) => ['--workspace', ws, '--requires', join(ws, 'missing.json')],
+      /cannot read .*missing\.json/,
+    ],
+    ['no --workspace', () => ['--requires', requiresFile({})], /--workspace DIR is required/],
+    [
+      'both --requires and --subagent',
+      (ws) => ['--workspace', ws, '--requires', 'a', '--subagent', 'b'],
+      /exactly one of/,
+    ],
+    ['neither --requires nor --subagent', (ws) => ['--workspace', ws], /exactly one of/],
+    [
+      'a workspace that is not a directory',
+      (ws) => ['--workspace', join(ws, 'nope'), '--requires', requiresFile({})],
+      /is not a directory/,
+    ],
+    [
+      'an unknown format',
+      (ws) => ['--workspace', ws, '--requires', requiresFile({}), '--format', 'xml'],
+      /--format must be one of/,
+    ],
+    [
+      'a bad --timeout-ms',
+      (ws) => ['--workspace', ws, '--requires', requiresFile({}), '--timeout-ms', '-5'],
+      /--timeout-ms/,
+    ],
+    ['an unknown flag', (ws) => ['--workspace', ws, '--fast'], /--fast/],
+  ]
+  it.each(cases)('rejects %s', (_name, args, message) => {
+    const run = check(args(tempDir()))
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(message)
+    expect(run.stderr.trim().split('\n')).toHaveLength(1)
+    expect(run.stdout).toBe('')
+  })
+})
