@@ -5,11 +5,8 @@
 // is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres).
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { seedTokens } from '../../src/auth.js'
 import type { Role } from '../../src/contract/api.js'
 import { connectPostgres } from '../../src/db/client.js'
-import { migrate } from '../../src/db/migrate.js'
-import { startServer } from '../../src/server.js'
 import { runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
 import { runQueryBench } from './coordinator-queries.js'

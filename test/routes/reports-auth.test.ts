@@ -35,8 +35,10 @@ describe.each(['/v1/reports', '/v1/reports/summary'])('GET %s', (path) => {
   })
 
   it('is described in /openapi.json with its query parameters', async () => {
-    const doc = (await (await h.app.request('/openapi.json')).json()) as any
-    const params = doc.paths[path].get.parameters.map((p: { name: string }) => p.name)
+    const doc = (await (await h.app.request('/openapi.json')).json()) as {
+      paths: Record<string, { get: { parameters: { name: string }[] } }>
+    }
+    const params = doc.paths[path]?.get.parameters.map((p) => p.name)
     expect(params).toEqual(expect.arrayContaining(['subagent', 'since', 'until', 'limit', 'cursor']))
   })
 })

@@ -1,5 +1,7 @@
 // The embedded default: the same report queries on PGlite (driver differences: jsonb, timestamps).
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ReportPage } from '../../src/contract/reports.js'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
 import { met, unmet } from './reports-fixtures.js'
 
@@ -24,8 +26,10 @@ describe('reports on PGlite', () => {
     const seen: string[] = []
     let cursor: string | null = null
     do {
-      const { body }: { body: any } = await h.get(`/v1/reports?limit=1${cursor ? `&cursor=${cursor}` : ''}`)
-      seen.push(...body.items.map((i: { dispatchId: string }) => i.dispatchId))
+      const { body }: { body: ReportPage } = await h.get(
+        `/v1/reports?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+      )
+      seen.push(...body.items.map((i) => i.dispatchId))
       cursor = body.nextCursor
     } while (cursor)
     expect(seen.sort()).toEqual([...seeded].sort())

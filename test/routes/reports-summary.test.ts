@@ -1,5 +1,7 @@
 // GET /v1/reports/summary: counts and drift (first unmet/error after the latest met) on a hand-made history.
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SummaryPage } from '../../src/contract/reports.js'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
 import { errored, met, unmet } from './reports-fixtures.js'
 
@@ -27,13 +29,13 @@ afterAll(async () => {
 async function summary(query = '') {
   return h.get(`/v1/reports/summary${query}`)
 }
-const row = (body: any, requirement: string) => body.items.find((i: any) => i.requirement === requirement)
+const row = (body: SummaryPage, requirement: string) => body.items.find((i) => i.requirement === requirement)
 
 describe('GET /v1/reports/summary', () => {
   it('lists one row per subagent and requirement, ordered by subagent, kind, requirement', async () => {
     const { status, body } = await summary()
     expect(status).toBe(200)
-    expect(body.items.map((i: any) => `${i.subagent}/${i.kind}/${i.requirement}`)).toEqual([
+    expect((body as SummaryPage).items.map((i) => `${i.subagent}/${i.kind}/${i.requirement}`)).toEqual([
       'api/exec/git',
       'web/exec/node',
       'web/exec/pnpm',
@@ -97,8 +99,8 @@ describe('GET /v1/reports/summary', () => {
     const seen: string[] = []
     let cursor: string | null = null
     do {
-      const { body }: { body: any } = await summary(`?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
-      seen.push(...body.items.map((i: any) => `${i.subagent}/${i.requirement}`))
+      const { body }: { body: SummaryPage } = await summary(`?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+      seen.push(...body.items.map((i) => `${i.subagent}/${i.requirement}`))
       cursor = body.nextCursor
     } while (cursor)
     expect(seen).toEqual(['api/git', 'web/node', 'web/pnpm', 'web/worktree', 'web/dist/**'])
