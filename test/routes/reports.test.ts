@@ -107,6 +107,12 @@ describe('GET /v1/reports bad input', () => {
       `?cursor=${Buffer.from('["yesterday",1]').toString('base64url')}`,
       'invalid-cursor',
     ],
+    [
+      'a cursor with a day the calendar lacks',
+      `?cursor=${Buffer.from('["2026-02-30T00:00:00.000000Z",1]').toString('base64url')}`,
+      'invalid-cursor',
+    ],
+    ['a since on a day the calendar lacks', '?since=2026-02-30T00:00:00Z', 'invalid-request'],
     ['a limit of 0', '?limit=0', 'invalid-request'],
     ['a limit above 500', '?limit=501', 'invalid-request'],
     ['a limit that is not a number', '?limit=ten', 'invalid-request'],
