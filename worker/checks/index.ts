@@ -89,14 +89,23 @@ export async function evaluate(
     observed: {},
     durationMs: 0,
   }))
+  const started = performance.now()
   await Promise.all(
-    requirements.map(async (req, i) => {
-      const started = performance.now()
+    startOrder(requirements).map(async (i) => {
+      const req = requirements[i] as Requirement
       const finding = await runBounded(req, table, ctx)
       results[i] = toResult(req, finding, performance.now() - started)
     }),
   )
   return results
+}
+
+// git checks start first: their child process then runs while the file system checks do their
+// synchronous work on this thread. Results stay in declaration order whatever the start order.
+function startOrder(requirements: readonly Requirement[]): number[] {
+  const indices = requirements.map((_, i) => i)
+  const first = (i: number) => (requirements[i]?.kind === 'git' ? 0 : 1)
+  return indices.sort((a, b) => first(a) - first(b) || a - b)
 }
 
 function toResult(req: Requirement, finding: Finding, ms: number): CheckResult {

@@ -29,7 +29,7 @@ function unmet(entriesScanned: number, rejected: Rejected[] = []): Finding {
 function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): Finding {
   const abs = join(ctx.workspace, plan.path)
   try {
-    lstatSync(abs)
+    if (!lstatSync(abs, { throwIfNoEntry: false })) return unmet(0)
   } catch (err) {
     if (isMissing(err)) return unmet(0)
     throw err

@@ -9,15 +9,16 @@ export type Candidate = { path: string; ok: true } | { path: string; ok: false; 
 // One candidate: counts only as a regular file (links followed) that this process may execute.
 // Synchronous on purpose: a stat costs microseconds, a promise round trip through the thread pool far more.
 export function inspectCandidate(path: string): Candidate {
-  let info: Stats
+  let info: Stats | undefined
   try {
-    info = statSync(path)
+    // throwIfNoEntry: most PATH directories do not hold the name, and an exception per miss is costly
+    info = statSync(path, { throwIfNoEntry: false })
   } catch (err) {
     // a candidate this process may not even look at cannot be executed by it either
     if (isDenied(err)) return { path, ok: false, why: Rejection.NotExecutable }
     if (!isMissing(err)) throw err
-    return { path, ok: false, why: isSymlink(path) ? Rejection.DanglingSymlink : undefined }
   }
+  if (!info) return { path, ok: false, why: isSymlink(path) ? Rejection.DanglingSymlink : undefined }
   // X_OK passes for directories: the bit means traversable, not executable
   if (info.isDirectory()) return { path, ok: false, why: Rejection.Directory }
   if (!info.isFile()) return { path, ok: false, why: Rejection.NotExecutable }
@@ -51,7 +52,7 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
 
 function isSymlink(path: string): boolean {
   try {
-    return lstatSync(path).isSymbolicLink()
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false
   } catch {
     return false
   }
