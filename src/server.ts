@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
 import type { Database } from './db/client.js'
+import { NOTIFY_CHANNEL } from './db/dispatches.js'
 import { sweepLeases } from './db/leases.js'
 import { type CoordinatorConfig, resolveDeps } from './deps.js'
-import { NOTIFY_CHANNEL } from './routes/dispatches.js'
 import { Waker } from './waker.js'
 
 export interface ServerOptions {

@@ -3,33 +3,67 @@ import { sql } from 'drizzle-orm'
 import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } from '../contract/api.js'
 import { canonicalJson } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
-import type { Orm } from './client.js'
-import { appendEvent } from './events.js'
-import { lockFenced } from './leases.js'
+import { type Orm, one } from './client.js'
 import { jsonb } from './sql.js'
 
+interface ReadRow {
+  status: DispatchStatus
+  attempt: number
+  lease_token: string | null
+  live: boolean
+  completion: Completion | null
+}
+
+// Reads and checks, then writes status, completion and event in one statement that re-checks the fence.
 export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<CompleteResponse> {
-  return db.transaction(async (tx) => {
-    const d = await lockFenced(tx, id, req)
-    const completion = completionOf(req)
+  const completion = completionOf(req)
+  const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
+  for (let race = 0; race < 3; race++) {
+    const d = await one<ReadRow>(
+      db,
+      sql`SELECT status, attempt, lease_token, completion, coalesce(lease_expires_at > now(), false) AS live
+          FROM dispatches WHERE id = ${id}`,
+    )
+    if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
+    if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw stateError(d, 'lease')
     if (d.completion) {
-      const { at: _at, ...previous } = d.completion as Completion
+      const { at: _at, ...previous } = d.completion
       if (canonicalJson(previous) === canonicalJson(completion)) return { id, status: previous.status }
       throw new ApiError(409, ErrorCode.CompletionConflict, 'a different completion is already stored', {
         status: d.status,
       })
     }
-    const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
-    if (d.status !== required || !d.live) throw stateError(d.status, d.live, required)
-    const status = completion.status
-    await tx.execute(
-      sql`UPDATE dispatches SET status = ${status}, updated_at = now(),
-                 completion = ${jsonb(completion)} || jsonb_build_object('at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-          WHERE id = ${id}`,
-    )
-    await appendEvent(tx, id, req.attempt, 'completed', { status })
-    return { id, status }
-  })
+    if (!d.live || (d.status !== 'claimed' && d.status !== 'running')) throw stateError(d, 'lease')
+    if (d.status !== required) throw stateError(d, required)
+    if (await writeCompletion(db, id, req, required, completion)) return { id, status: completion.status }
+    // The fence no longer held when writing (a concurrent retry, the sweep, a cancel): look again.
+  }
+  throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this completion')
+}
+
+async function writeCompletion(
+  db: Orm,
+  id: string,
+  req: CompleteRequest,
+  required: DispatchStatus,
+  completion: Omit<Completion, 'at'>,
+): Promise<boolean> {
+  const done = await one<{ id: string }>(
+    db,
+    sql`WITH d AS (
+          UPDATE dispatches SET status = ${completion.status}, updated_at = now(),
+                 completion = ${jsonb(completion)} || jsonb_build_object('at',
+                   to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+          WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
+            AND status = ${required} AND lease_expires_at > now() AND completion IS NULL
+          RETURNING id
+        ), ev AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT id, ${req.attempt}, 'completed', ${jsonb({ status: completion.status })} FROM d
+        )
+        SELECT id FROM d`,
+  )
+  return done !== undefined
 }
 
 // The stored completion (without `at`): the request's outcome with the status it leads to.
@@ -39,13 +73,21 @@ function completionOf(req: CompleteRequest): Omit<Completion, 'at'> {
   return { ...outcome, status }
 }
 
-function stateError(status: DispatchStatus, live: boolean, required: DispatchStatus): ApiError {
-  if (!live || (status !== 'claimed' && status !== 'running')) {
-    return new ApiError(409, ErrorCode.LeaseLost, 'the lease is no longer live', { status })
+function stateError(
+  d: { status: DispatchStatus; attempt: number },
+  want: 'lease' | DispatchStatus,
+): ApiError {
+  if (want === 'lease') {
+    return new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
+      status: d.status,
+      attempt: d.attempt,
+    })
   }
   const why =
-    required === 'running'
+    want === 'running'
       ? 'an agent exit needs a stored preflight report that answered proceed'
       : 'a setup failure must come before the preflight report'
-  return new ApiError(409, ErrorCode.InvalidState, `${why} (the dispatch is ${status})`, { status })
+  return new ApiError(409, ErrorCode.InvalidState, `${why} (the dispatch is ${d.status})`, {
+    status: d.status,
+  })
 }

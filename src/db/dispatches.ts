@@ -15,32 +15,35 @@ import { listEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
 import { iso, jsonb } from './sql.js'
 
+export const NOTIFY_CHANNEL = 'preflight_dispatch'
+
 export interface Creation {
   dispatch: DispatchCreated
   created: boolean
 }
 
+// `notify`: also NOTIFY waiting claims of other coordinators, in the same statement (sent at commit).
 export async function createDispatch(
   db: Orm,
   req: CreateDispatchRequest,
-  maxAttempts: number,
+  opts: { maxAttempts: number; notify: boolean },
 ): Promise<Creation> {
-  const inserted = await one<DispatchCreated>(
+  const inserted = await one<DispatchCreated & { pg_notify?: unknown }>(
     db,
     sql`WITH sv AS (
           SELECT name, version FROM subagent_versions WHERE name = ${req.subagent} ORDER BY version DESC LIMIT 1
         ), ins AS (
           INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts)
           SELECT ${randomUUID()}, sv.name, sv.version, ${jsonb(req.workspace)}, ${jsonb(req.labels)},
-                 ${req.idempotencyKey ?? null}, ${maxAttempts} FROM sv
+                 ${req.idempotencyKey ?? null}, ${opts.maxAttempts} FROM sv
           ON CONFLICT (idempotency_key) DO NOTHING
           RETURNING id, status
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step) SELECT id, 0, 'created' FROM ins
         )
-        SELECT id, status FROM ins`,
+        SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
   )
-  if (inserted) return { dispatch: inserted, created: true }
+  if (inserted) return { dispatch: { id: inserted.id, status: inserted.status }, created: true }
   if (req.idempotencyKey !== undefined) {
     const existing = await findByKey(db, req.idempotencyKey)
     if (existing) return { dispatch: sameRequestOrThrow(existing, req), created: false }

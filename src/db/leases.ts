@@ -93,38 +93,6 @@ export async function leaseLostOrNotFound(db: Orm, id: string): Promise<ApiError
   return new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', d)
 }
 
-export interface FencedRow {
-  status: DispatchStatus
-  attempt: number
-  live: boolean
-  lease_owner: string | null
-  subagent_name: string
-  subagent_version: number
-  definition: SubagentDefinition
-  completion: unknown
-}
-
-// Locks the dispatch for a worker write; 404 when absent, 409 unless (attempt, leaseToken) are current.
-// `live` says whether the lease still runs (writes that change state need it; retries do not).
-export async function lockFenced(tx: Orm, id: string, fence: Fence): Promise<FencedRow> {
-  const d = await one<FencedRow & { lease_token: string | null }>(
-    tx,
-    sql`SELECT d.status, d.attempt, d.lease_token, d.lease_owner, d.completion,
-               coalesce(d.lease_expires_at > now(), false) AS live,
-               d.subagent_name, d.subagent_version, sv.definition
-        FROM dispatches d JOIN subagent_versions sv ON sv.name = d.subagent_name AND sv.version = d.subagent_version
-        WHERE d.id = ${id} FOR UPDATE OF d`,
-  )
-  if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
-  if (d.attempt !== fence.attempt || d.lease_token !== fence.leaseToken) {
-    throw new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
-      status: d.status,
-      attempt: d.attempt,
-    })
-  }
-  return d
-}
-
 // Returns lapsed leases to the queue, or marks them expired after max_attempts claims.
 export async function sweepLeases(db: Orm): Promise<{ id: string; status: DispatchStatus }[]> {
   return rows(

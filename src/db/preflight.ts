@@ -1,6 +1,6 @@
 // Preflight reports: stored with one row per result, atomically with the dispatch's status change.
 import { sql } from 'drizzle-orm'
-import type { PreflightDecision, PreflightRequest, PreflightView } from '../contract/api.js'
+import type { DispatchStatus, PreflightDecision, PreflightRequest, PreflightView } from '../contract/api.js'
 import {
   type CheckResult,
   type ContextRequires,
@@ -10,11 +10,20 @@ import {
 import { ApiError, ErrorCode } from '../errors.js'
 import { type Judgement, judgeReport } from '../judge.js'
 import { type Orm, one, rows } from './client.js'
-import { appendEvent } from './events.js'
-import { lockFenced } from './leases.js'
-import { requirementResults } from './schema.js'
 import { iso, jsonb } from './sql.js'
 
+interface ReadRow {
+  status: DispatchStatus
+  attempt: number
+  lease_token: string | null
+  live: boolean
+  definition: { contextRequires?: ContextRequires }
+  previous_decision: PreflightDecision['decision'] | null
+  previous_report: PreflightReport | null
+}
+
+// Reads, judges in JS, then writes report, result rows, status and event in ONE statement that
+// re-checks the fence: atomic without an explicit transaction, and two round trips in all.
 export async function storePreflight(
   db: Orm,
   id: string,
@@ -22,16 +31,22 @@ export async function storePreflight(
   // Told once per stored report (not for a retried one), e.g. to count outcomes in the metrics.
   onStored?: (subagent: string, judged: Judgement) => void,
 ): Promise<PreflightDecision> {
-  return db.transaction(async (tx) => {
-    const d = await lockFenced(tx, id, req)
-    const previous = await one<{ decision: PreflightDecision['decision']; report: PreflightReport }>(
-      tx,
-      sql`SELECT decision, report FROM preflight_reports WHERE dispatch_id = ${id} AND attempt = ${req.attempt}`,
+  for (let race = 0; race < 3; race++) {
+    const d = await one<ReadRow>(
+      db,
+      sql`SELECT d.status, d.attempt, d.lease_token, coalesce(d.lease_expires_at > now(), false) AS live,
+                 sv.definition, p.decision AS previous_decision, p.report AS previous_report
+          FROM dispatches d
+          JOIN subagent_versions sv ON sv.name = d.subagent_name AND sv.version = d.subagent_version
+          LEFT JOIN preflight_reports p ON p.dispatch_id = d.id AND p.attempt = ${req.attempt}
+          WHERE d.id = ${id}`,
     )
-    if (previous) {
+    if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
+    if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw leaseLost(d)
+    if (d.previous_report && d.previous_decision) {
       // A retry of the same report gets the same answer; anything else is a conflict.
-      if (canonicalJson(previous.report) === canonicalJson(req.report)) {
-        return { decision: previous.decision, status: d.status }
+      if (canonicalJson(d.previous_report) === canonicalJson(req.report)) {
+        return { decision: d.previous_decision, status: d.status }
       }
       throw new ApiError(
         409,
@@ -39,48 +54,54 @@ export async function storePreflight(
         'a different report is already stored for this attempt',
       )
     }
-    if (d.status !== 'claimed' || !d.live) {
-      throw new ApiError(409, ErrorCode.LeaseLost, 'the lease is no longer live', { status: d.status })
+    if (d.status !== 'claimed' || !d.live) throw leaseLost(d)
+    const judged = judgeReport(d.definition.contextRequires, req.report.results)
+    const stored = await writeReport(db, id, req, judged)
+    if (stored) {
+      onStored?.(stored.subagent_name, judged)
+      return { decision: judged.decision, status: statusOf(judged) }
     }
-    const requires = (d.definition as { contextRequires?: ContextRequires }).contextRequires
-    const judged = judgeReport(requires, req.report.results)
-    const status = judged.decision === 'proceed' ? 'running' : 'preflight_failed'
-    const report = await one<{ id: number }>(
-      tx,
-      sql`INSERT INTO preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
-                                         outcome, decision, declared, reason, report)
-          VALUES (${id}, ${req.attempt}, ${d.subagent_name}, ${d.subagent_version},
-                  ${req.report.worker?.id ?? d.lease_owner ?? 'unknown'}, ${judged.outcome}, ${judged.decision},
-                  ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)})
-          RETURNING id`,
-    )
-    if (!report) throw new Error('the report insert returned no row')
-    await insertResults(tx, Number(report.id), d.subagent_name, judged.results)
-    await tx.execute(sql`UPDATE dispatches SET status = ${status}, updated_at = now() WHERE id = ${id}`)
-    onStored?.(d.subagent_name, judged)
-    await appendEvent(tx, id, req.attempt, 'preflight', {
-      outcome: judged.outcome,
-      decision: judged.decision,
-    })
-    return { decision: judged.decision, status }
-  })
+    // The fence no longer held when writing (a concurrent retry, the sweep, a cancel): look again.
+  }
+  throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this report')
 }
 
-async function insertResults(tx: Orm, reportId: number, subagentName: string, results: CheckResult[]) {
-  if (results.length === 0) return
-  await tx.insert(requirementResults).values(
-    results.map((r, position) => ({
-      reportId,
-      position,
-      subagentName,
-      kind: r.kind,
-      requirement: r.requirement,
-      status: r.status,
-      reason: r.reason ?? null,
-      observed: r.observed,
-      durationMs: r.durationMs,
-      createdAt: sql`now()`,
-    })),
+const statusOf = (j: Judgement): DispatchStatus => (j.decision === 'proceed' ? 'running' : 'preflight_failed')
+
+const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
+  new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
+    status: d.status,
+    attempt: d.attempt,
+  })
+
+async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Judgement) {
+  return one<{ subagent_name: string }>(
+    db,
+    sql`WITH d AS (
+          UPDATE dispatches SET status = ${statusOf(judged)}, updated_at = now()
+          WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
+            AND status = 'claimed' AND lease_expires_at > now()
+          RETURNING id, subagent_name, subagent_version, lease_owner
+        ), r AS (
+          INSERT INTO preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
+                                         outcome, decision, declared, reason, report)
+          SELECT d.id, ${req.attempt}, d.subagent_name, d.subagent_version,
+                 coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
+                 ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)}
+          FROM d RETURNING id, created_at
+        ), res AS (
+          INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
+                                           observed, duration_ms, created_at)
+          SELECT r.id, x.ordinality - 1, d.subagent_name, x.value->>'kind', x.value->>'requirement',
+                 x.value->>'status', x.value->>'reason', x.value->'observed', (x.value->>'durationMs')::float8,
+                 r.created_at
+          FROM r, d, jsonb_array_elements(${jsonb(judged.results)}) WITH ORDINALITY AS x(value, ordinality)
+        ), ev AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT d.id, ${req.attempt}, 'preflight',
+                 ${jsonb({ outcome: judged.outcome, decision: judged.decision })} FROM d
+        )
+        SELECT subagent_name FROM d`,
   )
 }
 

@@ -1,6 +1,5 @@
 // POST /v1/dispatches, GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
 import { createRoute, z } from '@hono/zod-openapi'
-import { sql } from 'drizzle-orm'
 import { requireRole } from '../auth.js'
 import { CreateDispatchRequest, DispatchCreated, DispatchView } from '../contract/api.js'
 import { cancelDispatch, createDispatch, findDispatch } from '../db/dispatches.js'
@@ -8,7 +7,6 @@ import type { Deps } from '../deps.js'
 import { notFound } from '../errors.js'
 import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http.js'
 
-export const NOTIFY_CHANNEL = 'preflight_dispatch'
 export const DispatchId = z.object({ id: z.uuid() })
 
 const create = createRoute({
@@ -59,13 +57,13 @@ const cancel = createRoute({
 export const dispatchRoutes = (deps: Deps) =>
   createRouter()
     .openapi(create, async (c) => {
-      const { dispatch, created } = await createDispatch(
-        deps.db.orm,
-        c.req.valid('json'),
-        deps.config.maxAttempts,
-      )
+      const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
+        maxAttempts: deps.config.maxAttempts,
+        notify: deps.db.kind === 'postgres',
+      })
       if (!created) return c.json(dispatch, 200)
-      await wakeClaimers(deps)
+      // Long-polling claims of this process wake at once; those of other coordinators through NOTIFY.
+      deps.waker.wake()
       return c.json(dispatch, 201)
     })
     .openapi(get, async (c) => {
@@ -75,9 +73,3 @@ export const dispatchRoutes = (deps: Deps) =>
       return c.json(view, 200)
     })
     .openapi(cancel, async (c) => c.json(await cancelDispatch(deps.db.orm, c.req.valid('param').id), 200))
-
-// Long-polling claims here wake at once; on PostgreSQL, those of other coordinators through NOTIFY.
-export async function wakeClaimers(deps: Deps): Promise<void> {
-  deps.waker.wake()
-  if (deps.db.kind === 'postgres') await deps.db.orm.execute(sql`SELECT pg_notify(${NOTIFY_CHANNEL}, '')`)
-}

@@ -21,11 +21,6 @@ import type { Deps } from '../deps.js'
 import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http.js'
 import { DispatchId } from './dispatches.js'
 
-const workerOnly = {
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
-  tags: ['worker'],
-}
 const fencedErrors = {
   404: errorResponse('no such dispatch (code not-found)'),
   409: errorResponse('the lease expired or was superseded (code lease-lost), or the state forbids it'),
