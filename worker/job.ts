@@ -37,7 +37,7 @@ export interface Job {
   signal: AbortSignal
   agentEnv: Record<string, string>
   workerInfo: { id: string; node: string; hostname: string; image?: string }
-  // released in reverse order when the dispatch ends; `failed` tells whether it ended well
+  // released in reverse order when the dispatch ends, told how it ended
   onClose(release: (ending: Ending) => Promise<void> | void): void
   close(ending: Ending): Promise<void>
 }

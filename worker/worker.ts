@@ -1,5 +1,5 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
-import { type Api, sleep } from './api.js'
+import { type Api, ApiError, type Claim, sleep } from './api.js'
 import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { Log } from './log.js'
@@ -21,6 +21,8 @@ export interface RunningWorker {
   done: Promise<void>
   // dispatches ended so far, by how they ended
   counts: Record<Ending, number>
+  // why the worker stopped by itself (the coordinator refused its token)
+  fatal?: Error
 }
 
 const CLAIM_BACKOFF_MS = { base: 500, max: 15_000 }
@@ -40,10 +42,15 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
   async function slot(n: number): Promise<void> {
     let failures = 0
     while (!stopping.signal.aborted) {
-      const claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal).then(
-        (c) => ((failures = 0), c),
-        (err) => claimFailed(err, ++failures),
-      )
+      let claim: Claim | undefined
+      try {
+        claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal)
+        failures = 0
+      } catch (err) {
+        if (isRefused(err)) return refuse(err)
+        await backOff(err, ++failures)
+        continue
+      }
       if (!claim) continue
       deps.log.info(`slot ${n}: claimed dispatch ${claim.dispatch.id} (attempt ${claim.dispatch.attempt})`)
       const ending = await runDispatch(claim, dispatchDeps)
@@ -52,12 +59,17 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
     }
   }
 
-  async function claimFailed(err: unknown, failures: number): Promise<undefined> {
-    if (stopping.signal.aborted) return undefined
+  // A token the coordinator refuses will not start working by retrying: stop the worker.
+  function refuse(err: ApiError) {
+    worker.fatal ??= err
+    stopping.abort()
+  }
+
+  async function backOff(err: unknown, failures: number): Promise<void> {
+    if (stopping.signal.aborted) return
     const cap = Math.min(CLAIM_BACKOFF_MS.max, CLAIM_BACKOFF_MS.base * 2 ** Math.min(failures, 10))
     deps.log.warn(`claim failed (${failures}): ${err instanceof Error ? err.message : err}`)
     await sleep(cap / 2 + (Math.random() * cap) / 2, stopping.signal)
-    return undefined
   }
 
   const done = Promise.all(Array.from({ length: opts.concurrency }, (_, i) => slot(i + 1))).then(() => {})
@@ -76,4 +88,8 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
     },
   }
   return worker
+}
+
+function isRefused(err: unknown): err is ApiError {
+  return err instanceof ApiError && (err.status === 401 || err.status === 403)
 }

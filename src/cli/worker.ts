@@ -69,6 +69,7 @@ export async function run(args: string[]): Promise<number> {
   await worker.done
   if (!workdirFlag) await rm(workdir, { recursive: true, force: true })
   log.info(`worker ${options.workerId}: stopped (${JSON.stringify(worker.counts)})`)
+  if (worker.fatal) throw new Error(`the coordinator refused the worker: ${worker.fatal.message}`)
   return 0
 }
 

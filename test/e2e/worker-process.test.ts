@@ -7,12 +7,14 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { alive, makeRepo, tempDir } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
+  call,
   dispatch,
   getDispatch,
   killAll,
   register,
   startCoordinator,
   startWorker,
+  TOKENS,
   waitForStatus,
   waitUntil,
 } from './support.js'
@@ -56,6 +58,7 @@ describe('worker process', () => {
     expect(await worker.exited).toBe(0)
     expect((await getDispatch(coordinator.url, running)).status).toBe('succeeded')
     expect((await getDispatch(coordinator.url, queued)).status).toBe('queued')
+    await call(coordinator.url, 'POST', `/v1/dispatches/${queued}/cancel`, TOKENS.orchestrator)
   }, 60_000)
 
   it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
@@ -72,6 +75,38 @@ describe('worker process', () => {
     expect(d.completion).toBeUndefined()
     expect(alive(pid)).toBe(false)
   }, 60_000)
+
+  it('runs up to --concurrency dispatches at once', async () => {
+    // Each agent waits for the other to have started: both succeed only when they run side by side.
+    const a = join(scratch, 'side-a')
+    const b = join(scratch, 'side-b')
+    const barrier = (mine: string, theirs: string) => [
+      'sh',
+      '-c',
+      `touch ${mine}; i=0; while [ ! -e ${theirs} ]; do i=$((i+1)); [ $i -gt 200 ] && exit 9; sleep 0.1; done`,
+    ]
+    await register(coordinator.url, { name: 'e2e-side-a', agent: { command: barrier(a, b) } })
+    await register(coordinator.url, { name: 'e2e-side-b', agent: { command: barrier(b, a) } })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(scratch, 'w4'),
+      args: ['--concurrency', '2'],
+    })
+    const ids = [
+      await dispatch(coordinator.url, 'e2e-side-a', { repo }),
+      await dispatch(coordinator.url, 'e2e-side-b', { repo }),
+    ]
+    const done = await Promise.all(ids.map((id) => waitForStatus(coordinator.url, id, 45_000, [worker])))
+    expect(done.map((d) => d.status)).toEqual(['succeeded', 'succeeded'])
+    await worker.stop()
+  }, 60_000)
+
+  it('exits 1 when the coordinator refuses its token', async () => {
+    const worker = startWorker(coordinator.url, {
+      workdir: join(scratch, 'w5'),
+      env: { PREFLIGHT_TOKEN: 'not-a-token-of-this-coordinator' },
+    })
+    expect(await worker.exited).toBe(1)
+  }, 30_000)
 
   it('removes a finished workspace and keeps a failed one with --keep-failed', async () => {
     const workdir = join(scratch, 'w3')
