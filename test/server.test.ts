@@ -54,4 +54,32 @@ describe('the coordinator server', () => {
     expect((await waiting).status).toBe(204)
     await s.stop()
   })
+
+  it('sweeps a lapsed lease back to the queue on its own', async () => {
+    const s = await startServer({
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      config: { leaseMs: 200, sweepIntervalMs: 50 },
+      log: () => {},
+    })
+    try {
+      await post(s.url, '/v1/subagents', tokens.admin, definition('swept'))
+      const { id } = (await (
+        await post(s.url, '/v1/dispatches', tokens.admin, { subagent: 'swept', workspace })
+      ).json()) as { id: string }
+      while ((await post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w' })).status === 200) {}
+      let status = 'claimed'
+      while (status !== 'queued') {
+        await new Promise((r) => setTimeout(r, 50))
+        const res = await fetch(`${s.url}/v1/dispatches/${id}`, {
+          headers: { authorization: `Bearer ${tokens.admin}` },
+        })
+        status = ((await res.json()) as { status: string }).status
+      }
+      expect(status).toBe('queued')
+    } finally {
+      await s.stop()
+    }
+  })
 })

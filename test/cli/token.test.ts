@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -46,5 +49,27 @@ describe('preflight token create', () => {
       t.url as string,
     ]).catch((e: { code: number; stderr: string }) => e)
     expect(err).toMatchObject({ code: 2, stderr: expect.stringMatching(/--role must be one of/) })
+  })
+})
+
+describe('the embedded database directory', () => {
+  it('is refused while another live process holds its lock', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'preflight-lock-'))
+    try {
+      await mkdir(join(cwd, '.preflight'))
+      await writeFile(join(cwd, '.preflight', 'lock'), String(process.pid))
+      const env = { ...process.env }
+      delete env.DATABASE_URL
+      const err = await run(process.execPath, [BIN, 'token', 'create', '--role', 'worker'], {
+        cwd,
+        env,
+      }).catch((e: { code: number; stderr: string }) => e)
+      expect(err).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/in use by another preflight process/),
+      })
+    } finally {
+      await rm(cwd, { recursive: true, force: true })
+    }
   })
 })
