@@ -57,7 +57,9 @@ describe('subagent registration', () => {
   it('stores one version under concurrent identical registrations', async () => {
     for (const round of [1, 2, 3, 4]) {
       const replies = await Promise.all(
-        Array.from({ length: 10 }, () => h.call('POST', '/v1/subagents', { body: definition(`racy-${round}`) })),
+        Array.from({ length: 10 }, () =>
+          h.call('POST', '/v1/subagents', { body: definition(`racy-${round}`) }),
+        ),
       )
       expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201])
       expect(new Set(replies.map((r) => r.body.version))).toEqual(new Set([1]))
