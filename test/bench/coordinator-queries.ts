@@ -86,9 +86,23 @@ export async function timeQuery(url: string, token: string, c: QueryCase, rounds
   }
 }
 
+const built = (orm: Orm, c: QueryCase) =>
+  (c.kind === 'reports' ? reportsQuery(orm, c.explain) : summaryQuery(orm, c.explain)).toSQL()
+
+// The same SQL straight on the database: what the query costs without HTTP and Node in the way.
+export async function timeSql(sql: Sql, orm: Orm, c: QueryCase, rounds: number) {
+  const { sql: text, params } = built(orm, c)
+  const ms: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now()
+    await sql.unsafe(text, params as never[])
+    ms.push(performance.now() - started)
+  }
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99) }
+}
+
 export async function explain(sql: Sql, orm: Orm, c: QueryCase): Promise<string> {
-  const built = c.kind === 'reports' ? reportsQuery(orm, c.explain) : summaryQuery(orm, c.explain)
-  const { sql: text, params } = built.toSQL()
+  const { sql: text, params } = built(orm, c)
   const plan = await sql.unsafe(`explain (analyze, buffers, costs off) ${text}`, params as never[])
   return plan.map((row) => `    ${row['QUERY PLAN']}`).join('\n')
 }
@@ -100,14 +114,16 @@ export async function runQueryBench(opts: {
   orm: Orm
   rounds: number
 }) {
+  console.log(`\n## operators' queries, ${opts.rounds} requests each, page of 100`)
   console.log(
-    `\n## operators' queries over HTTP, ${opts.rounds} requests each (p50 / p99 / max, items per page)`,
+    `  ${''.padEnd(48)} ${'HTTP p50 / p99 / max'.padEnd(30)} ${'SQL alone p50 / p99'.padEnd(22)} items`,
   )
   for (const c of queryCases) {
     const t = await timeQuery(opts.url, opts.token, c, opts.rounds)
-    console.log(
-      `  ${c.name.padEnd(48)} ${formatMs(t.p50)} / ${formatMs(t.p99)} / ${formatMs(t.max)}   ${t.itemsPerPage.toFixed(0)} items`,
-    )
+    const d = await timeSql(opts.sql, opts.orm, c, opts.rounds)
+    const http = `${formatMs(t.p50)} / ${formatMs(t.p99)} / ${formatMs(t.max)}`
+    const alone = `${formatMs(d.p50)} / ${formatMs(d.p99)}`
+    console.log(`  ${c.name.padEnd(48)} ${http}   ${alone}   ${t.itemsPerPage.toFixed(0)}`)
   }
   console.log('\n## EXPLAIN (ANALYZE, BUFFERS)')
   for (const c of queryCases) console.log(`\n  ${c.name}\n${await explain(opts.sql, opts.orm, c)}`)
