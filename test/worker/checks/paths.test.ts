@@ -108,6 +108,24 @@ describe('paths: globs', () => {
     expect(ctx.listings.entriesRead).toBe(40)
   })
 
+  it('still finds matches when a brace alternative spans a "/"', async () => {
+    const ws = tempDir()
+    write(ws, 'lib/sub/a.ts')
+    expect(await checkPaths('{src,lib/sub}/*.ts', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'lib/sub/a.ts' },
+    })
+  })
+
+  it('ignores a leading "./"', async () => {
+    const ws = tempDir()
+    write(ws, 'src/a.ts')
+    expect(await checkPaths('./src/*.ts', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'src/a.ts' },
+    })
+  })
+
   it('never counts a match that exists only inside .git/', async () => {
     const ws = tempDir()
     write(ws, '.git/refs/heads/main.lock')
