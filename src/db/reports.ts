@@ -1,5 +1,5 @@
 // Operators' report listing: filters, newest first, keyset pagination on (created_at, id).
-import { and, desc, eq, gte, lt, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { CheckResult, Outcome } from '../contract/index.js'
 import type { ReportPage } from '../contract/reports.js'
 import type { Orm } from './client.js'
@@ -12,14 +12,18 @@ export interface ReportFilters {
   worker?: string | undefined
   kind?: string | undefined
   reason?: string | undefined
-  since?: Date | undefined // inclusive
-  until?: Date | undefined // exclusive
+  since?: string | undefined // ISO 8601, inclusive
+  until?: string | undefined // ISO 8601, exclusive
 }
 
 export interface ReportPageQuery extends ReportFilters {
   limit: number
   cursor?: string | undefined
 }
+
+// An ISO instant as timestamptz, to the microsecond: ::text first, because a timestamptz parameter
+// would pass through a JS Date (milliseconds) in the driver.
+export const instant = (iso: string) => sql`${iso}::text::timestamptz`
 
 // The cursor keeps created_at to the microsecond: a millisecond Date would skip or repeat rows.
 const MICRO_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/
@@ -77,7 +81,7 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
     .where(
       and(
         ...conditionsFor(query),
-        after && sql`(${pr.createdAt}, ${pr.id}) < (${after[0]}::text::timestamptz, ${after[1]})`,
+        after && sql`(${pr.createdAt}, ${pr.id}) < (${instant(after[0])}, ${after[1]})`,
       ),
     )
     .orderBy(desc(pr.createdAt), desc(pr.id))
@@ -102,8 +106,8 @@ function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
     f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
     f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
     f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
-    f.since === undefined ? undefined : gte(pr.createdAt, f.since),
-    f.until === undefined ? undefined : lt(pr.createdAt, f.until),
+    f.since === undefined ? undefined : sql`${pr.createdAt} >= ${instant(f.since)}`,
+    f.until === undefined ? undefined : sql`${pr.createdAt} < ${instant(f.until)}`,
     hasResult(f),
   ]
 }

@@ -1,14 +1,15 @@
 // Per subagent × requirement figures over requirement_results: counts, last met, and drift.
-import { and, asc, eq, gte, lt, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import type { SummaryPage } from '../contract/reports.js'
 import type { Orm } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
+import { instant } from './reports.js'
 import { requirementResults as rr } from './schema.js'
 
 export interface SummaryFilters {
   subagent?: string | undefined
-  since?: Date | undefined // inclusive
-  until?: Date | undefined // exclusive
+  since?: string | undefined // ISO 8601, inclusive
+  until?: string | undefined // ISO 8601, exclusive
   limit: number
   cursor?: string | undefined
 }
@@ -65,8 +66,8 @@ export async function summarise(db: Orm, query: SummaryFilters): Promise<Summary
 
 function window(column: typeof rr.createdAt, q: Pick<SummaryFilters, 'since' | 'until'>) {
   return [
-    q.since === undefined ? undefined : gte(column, q.since),
-    q.until === undefined ? undefined : lt(column, q.until),
+    q.since === undefined ? undefined : sql`${column} >= ${instant(q.since)}`,
+    q.until === undefined ? undefined : sql`${column} < ${instant(q.until)}`,
   ]
 }
 
@@ -75,8 +76,7 @@ function window(column: typeof rr.createdAt, q: Pick<SummaryFilters, 'since' | '
 // result is met, and when the requirement was never met (that is a misconfiguration, not drift).
 function driftSince(q: SummaryFilters): SQL {
   // Spelled out: drizzle leaves columns unqualified here, and inside the subquery they would bind to `later`.
-  const until =
-    q.until === undefined ? sql`` : sql`and later.created_at < ${q.until.toISOString()}::text::timestamptz`
+  const until = q.until === undefined ? sql`` : sql`and later.created_at < ${instant(q.until)}`
   return sql`(select min(later.created_at) from requirement_results as later
     where later.subagent_name = requirement_results.subagent_name and later.kind = requirement_results.kind
       and later.requirement = requirement_results.requirement and later.status <> 'met'

@@ -29,19 +29,13 @@ const summaryRoute = createRoute({
   responses: { 200: jsonResponse(SummaryPage, 'one page of figures'), ...authErrors },
 })
 
-const toDate = (iso: string | undefined) => (iso === undefined ? undefined : new Date(iso))
-
 export const reportRoutes = (deps: Pick<Deps, 'db'>) =>
   createRouter()
     .openapi(listRoute, async (c) => {
-      const q = c.req.valid('query')
-      const window = { since: toDate(q.since), until: toDate(q.until) }
-      return c.json(await orBadCursor(() => listReports(deps.db.orm, { ...q, ...window })), 200)
+      return c.json(await orBadCursor(() => listReports(deps.db.orm, c.req.valid('query'))), 200)
     })
     .openapi(summaryRoute, async (c) => {
-      const q = c.req.valid('query')
-      const window = { since: toDate(q.since), until: toDate(q.until) }
-      return c.json(await orBadCursor(() => summarise(deps.db.orm, { ...q, ...window })), 200)
+      return c.json(await orBadCursor(() => summarise(deps.db.orm, c.req.valid('query'))), 200)
     })
 
 // A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.

@@ -44,7 +44,7 @@ export const queryCases: QueryCase[] = [
   {
     name: 'reports ?worker=…&since=…',
     path: (r) => `/v1/reports?worker=worker-${r % 16}&since=2026-01-20T00:00:00Z&limit=100`,
-    explain: { worker: 'worker-3', since: new Date('2026-01-20T00:00:00Z'), limit: 100 },
+    explain: { worker: 'worker-3', since: '2026-01-20T00:00:00Z', limit: 100 },
     kind: 'reports',
   },
   {
@@ -56,7 +56,7 @@ export const queryCases: QueryCase[] = [
   {
     name: 'summary ?subagent=…&since=… (last 7 days)',
     path: (r) => `/v1/reports/summary?subagent=${subagent(r)}&since=2026-01-24T00:00:00Z&limit=100`,
-    explain: { subagent: 'subagent-7', since: new Date('2026-01-24T00:00:00Z'), limit: 100 },
+    explain: { subagent: 'subagent-7', since: '2026-01-24T00:00:00Z', limit: 100 },
     kind: 'summary',
   },
   {

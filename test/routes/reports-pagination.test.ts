@@ -61,4 +61,9 @@ describe('GET /v1/reports pagination', () => {
     expect(all).toHaveLength(7)
     expect(pages.flat()).toEqual(all)
   })
+
+  it('honours since and until to the microsecond', async () => {
+    const [all] = await walk('&since=2026-02-01T00:00:00.000103Z&until=2026-02-01T00:00:00.000106Z', 500)
+    expect(all).toEqual(seeded.slice(11, 14).reverse())
+  })
 })

@@ -40,6 +40,17 @@ describe('reports on PGlite', () => {
     expect(body.items[0].results).toEqual([expect.objectContaining({ requirement: 'pnpm', status: 'unmet' })])
   })
 
+  it('windows by since and until', async () => {
+    const { body } = await h.get('/v1/reports?since=2026-04-01T00:00:00.000002Z&until=2026-04-03T00:00:00Z')
+    expect(body.items.map((i: { createdAt: string }) => i.createdAt)).toEqual([
+      '2026-04-02T00:00:00.000Z',
+      '2026-04-01T00:00:00.000Z',
+      '2026-04-01T00:00:00.000Z',
+    ])
+    const summary = await h.get('/v1/reports/summary?until=2026-04-02T00:00:00Z')
+    expect(summary.body.items[0]).toMatchObject({ checks: 3, firstUnmetAfterMetAt: null })
+  })
+
   it('summarises drift', async () => {
     const { body } = await h.get('/v1/reports/summary')
     expect(body.items).toEqual([
