@@ -79,8 +79,9 @@ function realWorkspace(workspace: string): string {
 
 // Absolute entries outside the workspace only: a relative PATH entry would run a `git` the workspace ships.
 function trustedPath(path: string | undefined, workspace: string): string[] {
-  const dirs = (path ?? '').split(':').filter((d) => d.startsWith('/'))
-  return dirs.filter((d) => d !== workspace && !d.startsWith(`${workspace}/`))
+  const roots = [workspace, realWorkspace(workspace)]
+  const inside = (dir: string) => roots.some((root) => dir === root || dir.startsWith(`${root}/`))
+  return (path ?? '').split(':').filter((dir) => dir.startsWith('/') && !inside(dir))
 }
 
 // git -C <workspace> <safety args> <args>, environment replaced (not extended), no stdin, bounded in time.
