@@ -10,6 +10,7 @@ import {
   answers,
   bootstrapTokens,
   ensureBuilt,
+  freePort,
   readState,
   spawnPreflight,
   tokenSpec,
@@ -89,7 +90,7 @@ async function startPrivate() {
   const home = await mkdtemp(join(tmpdir(), 'preflight-demo-'))
   cleanup.push(() => rm(home, { recursive: true, force: true }))
   const tokens = bootstrapTokens('')
-  const port = String(18_000 + Math.floor(Math.random() * 2_000))
+  const port = String(await freePort())
   const url = `http://127.0.0.1:${port}`
   console.log(`no coordinator answers; starting a private one at ${url} (PGlite in ${home})\n`)
   const env = { PREFLIGHT_BOOTSTRAP_TOKENS: tokenSpec(tokens) }

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -45,14 +46,17 @@ export async function ensureBuilt(): Promise<void> {
   )
 }
 
+// `detached`: its own process group, so a terminal's Ctrl-C reaches only the parent, which stops
+// the children in order (worker first, so running dispatches can still report to the coordinator).
 export function spawnPreflight(
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; quiet?: boolean },
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; quiet?: boolean; detached?: boolean },
 ) {
   return spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
     stdio: opts.quiet ? ['ignore', 'ignore', 'pipe'] : ['ignore', 'inherit', 'inherit'],
+    detached: opts.detached ?? false,
   })
 }
 
@@ -90,4 +94,16 @@ export async function readState(): Promise<StartState | undefined> {
   } catch {
     return undefined
   }
+}
+
+// A port nothing listens on right now (for the demo's private coordinator).
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer()
+    server.once('error', fail)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
 }

@@ -1,4 +1,5 @@
 // `npm start`: a coordinator on embedded PGlite under ./.preflight plus one local worker, in one command.
+import type { ChildProcess } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import {
   bootstrapTokens,
@@ -19,34 +20,46 @@ const tokens = bootstrapTokens()
 await ensureBuilt()
 const coordinator = spawnPreflight(['coordinator', '--port', port], {
   env: { PREFLIGHT_BOOTSTRAP_TOKENS: tokenSpec(tokens) },
+  detached: true,
 })
-const children = [coordinator]
-const stop = () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM')
+let worker: ChildProcess | undefined
+let signals = 0
+// First signal: the worker stops (finishing what runs), then the coordinator. Second: agents stop at once.
+const onSignal = () => {
+  if (++signals > 1) return void worker?.kill('SIGTERM')
+  void shutdown()
 }
-process.on('SIGINT', stop)
-process.on('SIGTERM', stop)
+process.on('SIGINT', onSignal)
+process.on('SIGTERM', onSignal)
 
 try {
   await waitReady(url, coordinator)
 } catch (err) {
-  stop()
+  coordinator.kill('SIGTERM')
   console.error(`npm start: ${(err as Error).message} (is port ${port} free? set PREFLIGHT_PORT)`)
   process.exit(1)
 }
-const worker = spawnPreflight(['worker', '--coordinator', url, '--worker-id', 'local-worker'], {
+worker = spawnPreflight(['worker', '--coordinator', url, '--worker-id', 'local-worker'], {
   env: { PREFLIGHT_TOKEN: tokens.worker },
+  detached: true,
 })
-children.push(worker)
 await writeState({ url, tokens, pid: process.pid })
 console.log(banner())
 
 // Either process ending ends both: a half-running service is worse than a stopped one.
-const code = await Promise.race(children.map(waitExit))
-stop()
-await Promise.all(children.map(waitExit))
-await rm(STATE_FILE, { force: true })
+const code = await Promise.race([waitExit(coordinator), waitExit(worker)])
+await shutdown()
 process.exit(code)
+
+async function shutdown(): Promise<void> {
+  for (const child of [worker, coordinator]) {
+    if (!child) continue
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+    await waitExit(child)
+  }
+  await rm(STATE_FILE, { force: true })
+  process.exit(0)
+}
 
 function banner(): string {
   return `

@@ -60,17 +60,16 @@ export interface ApiOptions {
   url: string
   token: string
   retry?: RetryPolicy
-  signal?: AbortSignal
   onRetry?: (what: string, attempt: number, err: unknown) => void
 }
 
 export function createApi(opts: ApiOptions) {
   const base = opts.url.replace(/\/+$/, '')
   const retry = opts.retry ?? DEFAULT_RETRY
-  const call = <T>(method: string, path: string, body: unknown, extra: { signal?: AbortSignal } = {}) =>
-    withRetry(() => send<T>(base, opts.token, method, path, body, extra.signal), retry, {
+  const call = <T>(method: string, path: string, body: unknown, signal?: AbortSignal) =>
+    withRetry(() => send<T>(base, opts.token, method, path, body, signal), retry, {
       what: `${method} ${path}`,
-      ...(extra.signal ? { signal: extra.signal } : {}),
+      ...(signal ? { signal } : {}),
       ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
     })
   const fenced = (f: Fence) => ({ attempt: f.attempt, leaseToken: f.leaseToken })
@@ -89,17 +88,25 @@ export function createApi(opts: ApiOptions) {
     // One try per tick: the lease keeper calls again on its next beat.
     heartbeat: (f: Fence, signal?: AbortSignal) =>
       send<HeartbeatResponse>(base, opts.token, 'POST', at(f, 'heartbeat'), fenced(f), signal),
-    event: (f: Fence, step: string, detail?: Record<string, unknown>) =>
-      call<EventRecorded>('POST', at(f, 'events'), { ...fenced(f), step, ...(detail ? { detail } : {}) }),
-    report: (f: Fence, report: PreflightReport) =>
-      call<PreflightDecision>('PUT', at(f, 'preflight'), {
-        ...fenced(f),
-        report,
-      }),
-    complete: (f: Fence, completion: Completion) =>
-      call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), ...completion }),
-    setupFailed: (f: Fence, failure: SetupFailure) =>
-      call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), status: 'setup_failed', ...failure }),
+    // Fenced writes retry until they land, the budget is spent, or `signal` says the dispatch was given up.
+    event: (f: Fence, step: string, detail?: Record<string, unknown>, signal?: AbortSignal) =>
+      call<EventRecorded>(
+        'POST',
+        at(f, 'events'),
+        { ...fenced(f), step, ...(detail ? { detail } : {}) },
+        signal,
+      ),
+    report: (f: Fence, report: PreflightReport, signal?: AbortSignal) =>
+      call<PreflightDecision>('PUT', at(f, 'preflight'), { ...fenced(f), report }, signal),
+    complete: (f: Fence, completion: Completion, signal?: AbortSignal) =>
+      call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), ...completion }, signal),
+    setupFailed: (f: Fence, failure: SetupFailure, signal?: AbortSignal) =>
+      call<CompleteResponse>(
+        'POST',
+        at(f, 'complete'),
+        { ...fenced(f), status: 'setup_failed', ...failure },
+        signal,
+      ),
   }
 }
 export type Api = ReturnType<typeof createApi>

@@ -13,7 +13,7 @@ export type Failure = { ok: false; reason: string; detail: string }
 
 async function post(job: Job, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
-  await job.deps.api.event(job.fence, step, detail)
+  await job.deps.api.event(job.fence, step, detail, job.signal)
 }
 
 export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Failure> {
@@ -69,7 +69,7 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
 // The coordinator stores the report before it answers; anything but `proceed` ends the dispatch here.
 export async function report(job: Job, preflight: PreflightReport): Promise<'proceed' | 'abort'> {
   await post(job, 'report', { outcome: preflight.outcome })
-  const answer = await job.deps.api.report(job.fence, preflight)
+  const answer = await job.deps.api.report(job.fence, preflight, job.signal)
   return answer?.decision === 'proceed' ? 'proceed' : 'abort'
 }
 
@@ -101,17 +101,18 @@ export async function complete(
   base: Baseline | undefined,
 ): Promise<Ending> {
   ensureActive(job)
-  await job.deps.api.complete(job.fence, {
+  const completion = {
     exitCode: run.exitCode,
     durationMs: run.durationMs,
     ...(base ? { baseline: base } : {}),
-  })
+  }
+  await job.deps.api.complete(job.fence, completion, job.signal)
   return run.exitCode === 0 ? 'succeeded' : 'failed'
 }
 
 export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   await post(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
-  await job.deps.api.setupFailed(job.fence, { reason: failure.reason, detail: failure.detail })
+  await job.deps.api.setupFailed(job.fence, { reason: failure.reason, detail: failure.detail }, job.signal)
   return 'setup_failed'
 }
 

@@ -127,4 +127,19 @@ describe('resilience', () => {
     expect(await reportsOf(id, 'e2e-restart')).toEqual([1])
     await Promise.all([worker.stop(), coordinator.stop()])
   }, 90_000)
+
+  it('gives up retrying a completion once its grace period after SIGTERM is over', async () => {
+    coordinator = await startCoordinator(db.url ?? '', undefined, 60_000)
+    const marker = join(scratch, 'orphaned.marker')
+    const agent = `echo started >> ${JSON.stringify(marker)}; sleep 0.5; echo finished >> ${JSON.stringify(marker)}`
+    await register(coordinator.url, { name: 'e2e-orphaned', agent: { command: ['sh', '-c', agent] } })
+    const worker = startWorker(coordinator.url, { workdir: join(scratch, 'w6'), args: ['--grace-ms', '300'] })
+    await dispatch(coordinator.url, 'e2e-orphaned', { repo })
+    await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
+    await coordinator.stop('SIGKILL')
+    // The completion now retries against nobody; the stop must not wait for its whole retry budget.
+    await waitUntil(async () => (await lines(marker)).includes('finished'), 30_000)
+    worker.child.kill('SIGTERM')
+    expect(await worker.exited).toBe(0)
+  }, 60_000)
 })
