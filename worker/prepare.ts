@@ -9,6 +9,7 @@ export const PrepareReason = {
   NoWorkspace: 'no-workspace',
   CloneFailed: 'clone-failed',
   RefNotFound: 'ref-not-found',
+  RepoNotAllowed: 'repo-not-allowed',
 } as const
 export type PrepareReason = (typeof PrepareReason)[keyof typeof PrepareReason]
 
@@ -24,6 +25,8 @@ export interface PrepareOptions {
   roots: readonly string[]
   // the PATH git is looked up on
   path: string | undefined
+  // refuse local paths and file:// repositories (production workers clone only from remotes)
+  remoteReposOnly?: boolean
   signal?: AbortSignal
   timeoutMs?: number
 }
@@ -36,6 +39,8 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
       reason: PrepareReason.NoWorkspace,
       detail: 'the dispatch names neither workspace.repo nor workspace.path',
     }
+  const refused = refuseRepo(opts.workspace.repo, opts.remoteReposOnly ?? false)
+  if (refused) return { ok: false, reason: PrepareReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })
   await mkdir(opts.workdir, { recursive: true })
@@ -58,6 +63,17 @@ export async function allowedPath(path: string, roots: readonly string[]): Promi
     if (realRoot && isInside(real, realRoot)) return { ok: true, dir: real, owned: false }
   }
   return refused
+}
+
+// Why a repo value may not be cloned, or undefined. `<helper>::<address>` names a remote helper
+// (ext:: runs a command, fd:: reads descriptors): never from a dispatch.
+export function refuseRepo(repo: string, remoteOnly: boolean): string | undefined {
+  if (repo.startsWith('-')) return `${repo} reads as an option`
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(repo)) return `${repo} names a git remote helper`
+  const remote = /^(https?|ssh|git):\/\//i.test(repo) || /^[^/:]+@[^/:]+:/.test(repo)
+  if (remoteOnly && !remote)
+    return `${repo} is not a remote repository and this worker clones only from remotes`
+  return undefined
 }
 
 function isInside(child: string, parent: string): boolean {

@@ -25,6 +25,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     name: `${job.fence.id}-${job.fence.attempt}`,
     roots: config.roots,
     path: job.agentEnv.PATH,
+    remoteReposOnly: config.remoteReposOnly ?? false,
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, symlink } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { allowedPath, prepareWorkspace } from '../../worker/prepare.js'
+import { allowedPath, prepareWorkspace, refuseRepo } from '../../worker/prepare.js'
 import { git, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
 
 const dirs: string[] = []
@@ -66,12 +66,46 @@ describe('prepareWorkspace: clone', () => {
     expect(prepared.ok ? 'ok' : prepared.reason).toBe('ref-not-found')
   })
 
-  it('does not read a repo value that starts with "-" as a git option', async () => {
+  it('refuses a repo value that starts with "-" (it would read as a git option)', async () => {
     const scratch = await track(tempDir())
     const marker = join(scratch, 'pwned')
     const prepared = await clone(`--upload-pack=touch ${marker}`)
-    expect(prepared.ok ? 'ok' : prepared.reason).toBe('clone-failed')
+    expect(prepared.ok ? 'ok' : prepared.reason).toBe('repo-not-allowed')
     expect(existsSync(marker)).toBe(false)
+  })
+
+  it('refuses a git remote helper such as ext::, which would run a command', async () => {
+    const scratch = await track(tempDir())
+    const marker = join(scratch, 'pwned')
+    const prepared = await clone(`ext::sh -c touch% ${marker}`)
+    expect(prepared.ok ? 'ok' : prepared.reason).toBe('repo-not-allowed')
+    expect(existsSync(marker)).toBe(false)
+  })
+
+  it('refuses a local repository when the worker clones only from remotes', async () => {
+    const repo = await track(makeRepo())
+    const workdir = await track(tempDir('preflight-workdir-'))
+    const prepared = await prepareWorkspace({
+      workspace: { repo },
+      workdir,
+      name: 'job-1',
+      roots: [],
+      path: process.env.PATH,
+      remoteReposOnly: true,
+    })
+    expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
+  })
+
+  it('counts https, ssh, git URLs and scp-like addresses as remote', () => {
+    for (const repo of [
+      'https://example.invalid/r.git',
+      'ssh://git@example.invalid/r',
+      'git@example.invalid:o/r.git',
+    ]) {
+      expect(refuseRepo(repo, true)).toBeUndefined()
+    }
+    for (const repo of ['/srv/repo', 'file:///srv/repo', 'relative/repo'])
+      expect(refuseRepo(repo, true)).toBeDefined()
   })
 })
 
