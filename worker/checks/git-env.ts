@@ -1,10 +1,8 @@
 // Running git safely: an environment built from scratch and flags that keep repository-controlled code from running.
-
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { realpathSync } from 'node:fs'
 import type { Readable } from 'node:stream'
+import { gitHome } from './git-home.js'
 import { findExecutable } from './resolve.js'
 
 export interface GitRun {
@@ -33,18 +31,6 @@ export class GitAbortedError extends Error {
 }
 
 const MAX_OUTPUT = 64 * 1024 * 1024
-
-let scratchHome: string | undefined
-
-// One empty HOME per process, so no ~/.gitconfig of the worker or the agent reaches git.
-function gitHome(): string {
-  if (!scratchHome) {
-    const dir = mkdtempSync(join(tmpdir(), 'preflight-git-home-'))
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
-    scratchHome = dir
-  }
-  return scratchHome
-}
 
 export function gitEnvironment(path: string | undefined, home: string): Record<string, string> {
   const env: Record<string, string> = {

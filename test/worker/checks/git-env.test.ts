@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gitEnvironment, gitSafetyArgs, runGit } from '../../../worker/checks/git-env.js'
+import { scratchHomeIn } from '../../../worker/checks/git-home.js'
 import { verify } from '../../../worker/checks/index.js'
 import { git, repoWithCommit, tempDir, write } from './helpers.js'
 
@@ -110,5 +111,31 @@ describe('runGit', () => {
     await expect(
       runGit(repoWithCommit(), ['status'], { path: PATH, signal: controller.signal }),
     ).rejects.toThrow()
+  })
+})
+
+describe('the scratch HOME of git', () => {
+  it('is one empty directory per uid, mode 0700, reused', () => {
+    const parent = tempDir()
+    const home = scratchHomeIn(parent)
+    expect(statSync(home).mode & 0o777).toBe(0o700)
+    expect(readdirSync(home)).toEqual([])
+    expect(scratchHomeIn(parent)).toBe(home)
+  })
+
+  it('is a private directory when the shared one holds anything (a planted .gitconfig)', () => {
+    const parent = tempDir()
+    const shared = scratchHomeIn(parent)
+    write(shared, '.gitconfig', '[core]\n\tpager = touch /tmp/pwned\n')
+    const home = scratchHomeIn(parent)
+    expect(home).not.toBe(shared)
+    expect(readdirSync(home)).toEqual([])
+  })
+
+  it('is a private directory when the shared one is open to others', () => {
+    const parent = tempDir()
+    const shared = scratchHomeIn(parent)
+    chmodSync(shared, 0o777)
+    expect(scratchHomeIn(parent)).not.toBe(shared)
   })
 })
