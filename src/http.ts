@@ -95,3 +95,14 @@ function sqlState(err: unknown): string | undefined {
   }
   return undefined
 }
+
+// jsonb cannot hold U+0000, but process output (a setup's output tail) can: string values keep their
+// place as U+FFFD instead of failing the write. Keys are left alone (a NUL there is a 400).
+export function scrubNul<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value) as T
+  if (Array.isArray(value)) return value.map(scrubNul) as T
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubNul(v)])) as T
+  }
+  return value
+}

@@ -18,7 +18,7 @@ import { appendWorkerEvent } from '../db/events.js'
 import { claimNext, extendLease, leaseLostOrNotFound } from '../db/leases.js'
 import { storePreflight } from '../db/preflight.js'
 import type { Deps } from '../deps.js'
-import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http.js'
+import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http.js'
 import { DispatchId } from './dispatches.js'
 
 const fencedErrors = {
@@ -96,19 +96,20 @@ export const workerRoutes = (deps: Deps) =>
     .openapi(preflight, async (c) => {
       const { id } = c.req.valid('param')
       return c.json(
-        await storePreflight(deps.db.orm, id, c.req.valid('json'), deps.metrics.recordReport),
+        await storePreflight(deps.db.orm, id, scrubNul(c.req.valid('json')), deps.metrics.recordReport),
         200,
       )
     })
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')
-      const { step, detail, ...fence } = c.req.valid('json')
+      const { step, detail, ...fence } = scrubNul(c.req.valid('json'))
       const recorded = await appendWorkerEvent(deps.db.orm, id, fence, step, detail)
       if (!recorded) throw await leaseLostOrNotFound(deps.db.orm, id)
       return c.json(recorded, 201)
     })
     .openapi(complete, async (c) => {
-      return c.json(await completeDispatch(deps.db.orm, c.req.valid('param').id, c.req.valid('json')), 200)
+      const body = scrubNul(c.req.valid('json'))
+      return c.json(await completeDispatch(deps.db.orm, c.req.valid('param').id, body), 200)
     })
 
 // Claims at once, else waits (polling, woken early by new dispatches) up to the capped waitMs.

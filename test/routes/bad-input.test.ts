@@ -79,12 +79,35 @@ describe('bad input', () => {
     expectEnvelope(await h.call('POST', '/v1/subagents', { body }), 400, 'invalid-request')
   })
 
-  it('refuses a NUL the database cannot store with 400, not 500', async () => {
+  it('refuses a NUL the database cannot store (in a key) with 400, not 500', async () => {
     const id = await queueDispatch(h)
     const c = await claim(h)
-    const body = { ...fenceOf(c), step: 'setup', detail: { out: 'a\u0000b' } }
+    const body = { ...fenceOf(c), step: 'setup', detail: { 'a\u0000b': 'x' } }
     const r = await h.call('POST', `/v1/dispatches/${id}/events`, { role: 'worker', body })
     expectEnvelope(r, 400, 'invalid-value')
+  })
+
+  it('keeps a setup failure whose output tail holds NUL bytes, as U+FFFD', async () => {
+    const id = await queueDispatch(h)
+    const c = await claim(h)
+    const failure = { status: 'setup_failed', reason: 'setup-failed', detail: 'bin\u0000ary' }
+    const ev = await h.call('POST', `/v1/dispatches/${id}/events`, {
+      role: 'worker',
+      body: { ...fenceOf(c), step: 'setup-failed', detail: { detail: failure.detail } },
+    })
+    expect(ev.status).toBe(201)
+    const done = await h.call('POST', `/v1/dispatches/${id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), ...failure },
+    })
+    expect(done.body.status).toBe('setup_failed')
+    const again = await h.call('POST', `/v1/dispatches/${id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), ...failure },
+    })
+    expect(again.status).toBe(200)
+    const view = (await h.call('GET', `/v1/dispatches/${id}`)).body
+    expect(view.completion.detail).toBe('bin\ufffdary')
   })
 
   it('refuses a setup failure without a reason and an exit without exitCode', async () => {
