@@ -71,8 +71,10 @@ const verdicts: Record<GitFact, { holds: (f: GitFacts) => boolean; unmet: [Reaso
 }
 
 export async function checkGit(requirement: string, ctx: CheckContext): Promise<Finding> {
+  if (!Object.hasOwn(verdicts, requirement)) {
+    return { status: 'error', reason: Reason.UnknownKind, observed: { fact: requirement } }
+  }
   const verdict = verdicts[requirement as GitFact]
-  if (!verdict) throw new Error(`unknown git requirement "${requirement}"`)
   const expected = ctx.requires.git?.[requirement as GitFact] ?? true
   let facts: GitFacts
   try {

@@ -2,13 +2,13 @@
 import {
   type CheckResult,
   type ContextRequires,
-  listRequirements,
   type Outcome,
   outcomeOf,
   Reason,
   type Requirement,
   type RequirementKind,
 } from '../../src/contract/index.js'
+import { declaredRequirements } from './declared.js'
 import { checkExec } from './exec.js'
 import { checkGit } from './git.js'
 import { DirectoryCache } from './listing.js'
@@ -64,7 +64,7 @@ export function evaluationContext(
 
 export async function verify(requires: ContextRequires | undefined, opts: VerifyOptions): Promise<Verdict> {
   const startedAt = new Date().toISOString()
-  const requirements = listRequirements(requires)
+  const requirements = declaredRequirements(requires)
   const results = await evaluate(requirements, checkers, evaluationContext(requires, opts))
   return {
     outcome: outcomeOf(results),

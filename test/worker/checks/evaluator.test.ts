@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { listRequirements, type Requirement } from '../../../src/contract/index.js'
+import { type ContextRequires, listRequirements, type Requirement } from '../../../src/contract/index.js'
 import { type Checker, evaluate, evaluationContext, verify } from '../../../worker/checks/index.js'
 import { repoWithCommit, tempDir, write } from './helpers.js'
 
@@ -145,5 +145,27 @@ describe('verify', () => {
   it('is error, not met, for a workspace that does not exist', async () => {
     const verdict = await verify({ paths: ['a'] }, { workspace: `${tempDir()}/gone`, env: { PATH } })
     expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'check-failed' })
+  })
+})
+
+describe('verify: version skew', () => {
+  it('answers error unknown-kind for each entry of a kind this worker does not know, never skipping it', async () => {
+    const requires = { paths: ['a'], nix: ['hello', 'jq'] } as unknown as ContextRequires
+    const verdict = await verify(requires, { workspace: tempDir(), env: { PATH } })
+    expect(verdict.results.map((r) => [r.kind, r.requirement, r.status, r.reason])).toEqual([
+      ['paths', 'a', 'unmet', 'no-match'],
+      ['nix', 'hello', 'error', 'unknown-kind'],
+      ['nix', 'jq', 'error', 'unknown-kind'],
+    ])
+  })
+
+  it('answers error unknown-kind for a git fact this worker does not know', async () => {
+    const requires = { git: { worktree: true, clean: true } } as unknown as ContextRequires
+    const verdict = await verify(requires, { workspace: repoWithCommit(), env: { PATH } })
+    expect(verdict.results.map((r) => [r.requirement, r.status, r.reason])).toEqual([
+      ['worktree', 'met', undefined],
+      ['clean', 'error', 'unknown-kind'],
+    ])
+    expect(verdict.outcome).toBe('error')
   })
 })
