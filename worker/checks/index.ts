@@ -138,12 +138,25 @@ async function runBounded(
   })
   const checked = Promise.resolve()
     .then(() => checker(req.requirement, { ...ctx, signal: controller.signal }))
-    .catch((err: unknown) => failure(Reason.CheckFailed, { message: messageOf(err) }))
+    .then(
+      (finding) => (isFinding(finding) ? finding : failure(Reason.CheckFailed, { message: 'no verdict' })),
+      (err: unknown) => failure(Reason.CheckFailed, { message: messageOf(err) }),
+    )
   try {
     return await Promise.race([checked, timedOut])
   } finally {
     clearTimeout(timer)
   }
+}
+
+const STATUSES: readonly unknown[] = ['met', 'unmet', 'error']
+
+// Only a well-formed answer fills a result: anything else from a checker is a bug, reported as such.
+function isFinding(value: unknown): value is Finding {
+  const finding = value as Finding | undefined
+  return (
+    STATUSES.includes(finding?.status) && typeof finding?.observed === 'object' && finding.observed !== null
+  )
 }
 
 function failure(reason: Reason, observed: Record<string, unknown>): Finding {

@@ -33,6 +33,12 @@ describe('evaluate: fail closed', () => {
     expect(result).toMatchObject({ status: 'error', reason: 'check-failed' })
   })
 
+  it('turns a checker that answers without a verdict into error check-failed', async () => {
+    const sloppy = (async () => ({ status: 'fine' })) as unknown as Checker
+    const [result] = await evaluate(one('paths'), { paths: sloppy }, ctx())
+    expect(result).toMatchObject({ status: 'error', reason: 'check-failed' })
+  })
+
   it('answers error unknown-kind for a kind with no checker', async () => {
     const results = await evaluate(
       [
