@@ -53,7 +53,8 @@ export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
   }
 }
 
-async function setupCommand(workspace: string, argv: readonly string[] | undefined) {
+// What setup will run: the dispatch's argv, else `sh preflight-setup.sh` when that file exists.
+export async function setupCommand(workspace: string, argv: readonly string[] | undefined) {
   if (argv && argv.length > 0) return [...argv]
   const script = await lstat(join(workspace, SETUP_SCRIPT)).catch(() => undefined)
   return script?.isFile() ? ['sh', SETUP_SCRIPT] : undefined

@@ -7,7 +7,7 @@ import { runGit } from './checks/git-env.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
-import { runSetup, type SetupResult } from './setup.js'
+import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
 export type Failure = { ok: false; reason: string; detail: string }
 
@@ -42,10 +42,11 @@ async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<
 }
 
 export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
-  await post(job, 'setup')
+  const command = await setupCommand(dir, job.claim.dispatch.workspace.setup)
+  await post(job, 'setup', { command: command ?? null })
   const result: SetupResult = await runSetup({
     workspace: dir,
-    argv: job.claim.dispatch.workspace.setup,
+    argv: command,
     env: job.agentEnv,
     signal: job.signal,
     onLine: (line) => job.deps.log.output(`${short(job)} setup`, line),
