@@ -16,5 +16,5 @@ export async function checkExec(name: string, ctx: CheckContext): Promise<Findin
   const searched = searchDirs(ctx.env.PATH, ctx.workspace)
   const { found, rejected } = resolveOnDirs(name, searched)
   if (!found) return { status: 'unmet', reason: Reason.NotFound, observed: { name, searched, rejected } }
-  return { status: 'met', observed: { name, path: found, realpath: realpathSync(found) } }
+  return { status: 'met', observed: { name, path: found, realpath: realpathSync.native(found) } }
 }

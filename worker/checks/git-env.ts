@@ -57,7 +57,7 @@ export function gitSafetyArgs(workspace: string): string[] {
 
 function realWorkspace(workspace: string): string {
   try {
-    return realpathSync(workspace)
+    return realpathSync.native(workspace)
   } catch {
     return workspace
   }

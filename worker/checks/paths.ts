@@ -16,7 +16,7 @@ export async function checkPaths(pattern: string, ctx: CheckContext): Promise<Fi
 function workspaceRealpath(ctx: CheckContext): string {
   let real = ctx.memo.get('realpath') as string | undefined
   if (real === undefined) {
-    real = realpathSync(ctx.workspace)
+    real = realpathSync.native(ctx.workspace)
     ctx.memo.set('realpath', real)
   }
   return real
@@ -58,7 +58,7 @@ async function checkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): P
 function checkBase(base: string, realRoot: string, ctx: CheckContext): Finding | undefined {
   let real: string
   try {
-    real = realpathSync(join(ctx.workspace, base))
+    real = realpathSync.native(join(ctx.workspace, base))
   } catch (err) {
     if (!isMissing(err)) throw err
     return unmet(0, isLink(join(ctx.workspace, base)) ? [{ path: base, why: Rejection.DanglingSymlink }] : [])

@@ -26,7 +26,22 @@ export type PatternPlan = LiteralPlan | GlobPlan
 
 const OPTIONS = { dot: true } as const
 
+// Plans are pure functions of the pattern; compiling picomatch expressions dominates a check of a few
+// patterns, so plans are kept across evaluations (bounded: definitions repeat the same patterns).
+const plans = new Map<string, PatternPlan>()
+const MAX_PLANS = 4096
+
 export function planPattern(input: string): PatternPlan {
+  let plan = plans.get(input)
+  if (!plan) {
+    if (plans.size >= MAX_PLANS) plans.clear()
+    plan = compilePattern(input)
+    plans.set(input, plan)
+  }
+  return plan
+}
+
+function compilePattern(input: string): PatternPlan {
   const dirOnly = input.endsWith('/')
   const pattern = input.replace(/^(\.\/)+/, '').replace(/\/+$/, '')
   const scan = picomatch.scan(pattern, { parts: true })

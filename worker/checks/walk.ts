@@ -79,7 +79,7 @@ function accept(
 export function linkProblem(abs: string, realRoot: string, dirOnly: boolean): Rejection | null | undefined {
   let target: string
   try {
-    target = realpathSync(abs)
+    target = realpathSync.native(abs)
   } catch (err) {
     if (isMissing(err)) return Rejection.DanglingSymlink
     throw err
