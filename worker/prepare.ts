@@ -2,7 +2,7 @@
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join, relative, sep } from 'node:path'
 import type { Workspace } from './api.js'
-import { runGit } from './checks/git-env.js'
+import { GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 
 export const PrepareReason = {
   PathNotAllowed: 'path-not-allowed',
@@ -31,6 +31,10 @@ export interface PrepareOptions {
   timeoutMs?: number
 }
 
+export const DEFAULT_CLONE_TIMEOUT_MS = 10 * 60_000
+
+// The clone (or the allowed path) for one dispatch. A clone goes to `<workdir>/<name>`; the caller
+// removes that directory afterwards whether or not the clone succeeded.
 export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> {
   if (opts.workspace.path !== undefined) return allowedPath(opts.workspace.path, opts.roots)
   if (!opts.workspace.repo)
@@ -44,7 +48,9 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })
   await mkdir(opts.workdir, { recursive: true })
-  const failure = await cloneAt(opts.workspace.repo, opts.workspace.ref, dir, opts)
+  const failure = await cloneAt(opts.workspace.repo, opts.workspace.ref, dir, opts).catch((err: unknown) =>
+    gitFault(err, opts),
+  )
   return failure ?? { ok: true, dir, owned: true }
 }
 
@@ -76,6 +82,15 @@ export function refuseRepo(repo: string, remoteOnly: boolean): string | undefine
   return undefined
 }
 
+// git missing or past its time bound is the clone's failure; a cancelled dispatch is not.
+function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs'>): Prepared {
+  if (opts.signal?.aborted || !(err instanceof GitAbortedError || err instanceof GitUnavailableError))
+    throw err
+  const limit = opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS
+  const why = err instanceof GitAbortedError ? `did not finish within ${limit} ms` : err.message
+  return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
+}
+
 function isInside(child: string, parent: string): boolean {
   const rel = relative(parent, child)
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
@@ -87,8 +102,8 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   const git = (cwd: string, args: string[]) =>
     runGit(cwd, args, {
       path: opts.path,
+      timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,
       ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
     })
   // `--` keeps a repo value like "--upload-pack=…" from being read as an option; ext:: runs commands.
   const args = ['-c', 'protocol.ext.allow=never', 'clone', '--quiet', ...(ref ? ['--no-checkout'] : []), '--']

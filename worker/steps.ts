@@ -1,5 +1,6 @@
 // The lifecycle steps of one dispatch; each posts its event before it acts. The order lives in lifecycle.ts.
 import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { PreflightReport } from '../src/contract/index.js'
 import { runAgent } from './agent.js'
 import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
@@ -19,17 +20,21 @@ async function post(job: Job, step: string, detail?: Record<string, unknown>): P
 export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Failure> {
   await post(job, 'prepare')
   const { config } = job.deps
+  const name = `${job.fence.id}-${job.fence.attempt}`
+  // A clone's directory is ours even when the clone failed half-way; a workspace.path never is.
+  if (job.claim.dispatch.workspace.path === undefined) {
+    job.onClose((ending) => removeUnlessKept(job, join(config.workdir, name), ending))
+  }
   const prepared = await prepareWorkspace({
     workspace: job.claim.dispatch.workspace,
     workdir: config.workdir,
-    name: `${job.fence.id}-${job.fence.attempt}`,
+    name,
     roots: config.roots,
     path: job.agentEnv.PATH,
     remoteReposOnly: config.remoteReposOnly ?? false,
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })
-  if (prepared.ok && prepared.owned) job.onClose((ending) => removeUnlessKept(job, prepared.dir, ending))
   return prepared
 }
 

@@ -23,6 +23,7 @@ const flags = {
   'wait-ms': { type: 'string' },
   'setup-timeout-ms': { type: 'string' },
   'check-timeout-ms': { type: 'string' },
+  'clone-timeout-ms': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -52,6 +53,7 @@ export async function run(args: string[]): Promise<number> {
     waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? 20_000,
     ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
     ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
+    ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
     ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
   }
   const log = createLog()

@@ -108,6 +108,17 @@ describe('worker process', () => {
     expect(await worker.exited).toBe(1)
   }, 30_000)
 
+  it('removes the directory of a clone that failed half-way', async () => {
+    const workdir = join(scratch, 'w6')
+    await register(coordinator.url, { name: 'e2e-badref', agent: { command: ['true'] } })
+    const worker = startWorker(coordinator.url, { workdir })
+    const id = await dispatch(coordinator.url, 'e2e-badref', { repo, ref: 'no-such-branch' })
+    const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
+    expect(d).toMatchObject({ status: 'setup_failed', completion: { reason: 'ref-not-found' } })
+    await worker.stop()
+    expect(await readdir(workdir)).toEqual([])
+  }, 60_000)
+
   it('removes a finished workspace and keeps a failed one with --keep-failed', async () => {
     const workdir = join(scratch, 'w3')
     await register(coordinator.url, { name: 'e2e-ok', agent: { command: ['true'] } })

@@ -66,6 +66,20 @@ describe('prepareWorkspace: clone', () => {
     expect(prepared.ok ? 'ok' : prepared.reason).toBe('ref-not-found')
   })
 
+  it('fails with clone-failed when git is not on the PATH', async () => {
+    const repo = await track(makeRepo())
+    const empty = await track(tempDir())
+    const workdir = await track(tempDir('preflight-workdir-'))
+    const prepared = await prepareWorkspace({
+      workspace: { repo },
+      workdir,
+      name: 'job',
+      roots: [],
+      path: empty,
+    })
+    expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
+  })
+
   it('refuses a repo value that starts with "-" (it would read as a git option)', async () => {
     const scratch = await track(tempDir())
     const marker = join(scratch, 'pwned')
