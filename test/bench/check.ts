@@ -96,14 +96,13 @@ function main(): void {
   const started = performance.now()
   const workspace = ensureBenchWorkspace()
   console.log(`workspace ${workspace}, ready after ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  const fast = measure(
-    ['reference:preflight', 'paths-only:preflight', 'no-miss:preflight', 'paths-only:tinyglobby'],
-    RUNS,
-  )
+  const fast = measure(['reference:preflight', 'paths-only:preflight', 'paths-only:tinyglobby'], RUNS)
+  // alone in its process: the 10 ms target is about this set, not about the garbage the others leave behind
+  const quick = measure(['no-miss:preflight'], RUNS)
   const slow = measure(['paths-only:preflight', 'paths-only:readdirRecursive'], RUNS_A)
   const full = pick(fast, 'reference:preflight')
   const paths = pick(fast, 'paths-only:preflight')
-  const noMiss = pick(fast, 'no-miss:preflight')
+  const noMiss = pick(quick, 'no-miss:preflight')
   const tiny = pick(fast, 'paths-only:tinyglobby')
   const pathsBesideA = pick(slow, 'paths-only:preflight')
   const naive = pick(slow, 'paths-only:readdirRecursive')
