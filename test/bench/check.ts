@@ -108,9 +108,7 @@ function main(): void {
   const naive = pick(slow, 'paths-only:readdirRecursive')
   const rss = checkRss(workspace)
 
-  console.log(
-    'timed round-robin in one process per group; rss = peak of that runner alone in its own process',
-  )
+  console.log('timed round-robin in one process per group, the no-miss set alone; rss = that runner alone')
   console.log(row('preflight, reference set', full, runnerRss('reference:preflight')))
   console.log(row('preflight, reference paths only', paths, runnerRss('paths-only:preflight')))
   console.log(row('preflight, set without no-match **', noMiss, runnerRss('no-miss:preflight')))
