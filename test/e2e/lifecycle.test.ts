@@ -1,6 +1,6 @@
 // End to end: a real coordinator process on a fresh database, a real worker process, real git repositories.
 import { existsSync } from 'node:fs'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
@@ -38,7 +38,8 @@ beforeAll(async () => {
   worker = startWorker(coordinator.url, {
     workdir: join(scratch, 'work'),
     roots: [root],
-    env: { GIT_DIR: join(otherRepo, '.git') },
+    env: { GIT_DIR: join(otherRepo, '.git'), E2E_PASSED: 'passed', E2E_SECRET: 'leaked' },
+    args: ['--pass-env', 'E2E_PASSED'],
   })
 })
 
@@ -150,3 +151,18 @@ describe('a dispatch end to end', () => {
 })
 
 const WORKER_STEPS = ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent']
+
+describe('the agent environment', () => {
+  it('holds the allowlist, --pass-env names and agent.env, and nothing else of the worker', async () => {
+    const repo = await makeRepo()
+    const out = join(scratch, 'agent-env.txt')
+    const script = `echo "$E2E_PASSED|\${E2E_SECRET:-unset}|\${GIT_DIR:-unset}|$FROM_DEFINITION" > ${JSON.stringify(out)}`
+    await register(coordinator.url, {
+      name: 'e2e-env',
+      agent: { command: ['sh', '-c', script], env: { FROM_DEFINITION: 'defined' } },
+    })
+    const d = await wait(await dispatch(coordinator.url, 'e2e-env', { repo }))
+    expect(d.status).toBe('succeeded')
+    expect((await readFile(out, 'utf8')).trim()).toBe('passed|unset|unset|defined')
+  })
+})
