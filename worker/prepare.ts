@@ -1,15 +1,16 @@
 // The prepare step: a fresh directory with a clone of workspace.repo at workspace.ref, or an allowed workspace.path.
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join, relative, sep } from 'node:path'
+import { SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
 import { GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 
 export const PrepareReason = {
-  PathNotAllowed: 'path-not-allowed',
-  NoWorkspace: 'no-workspace',
-  CloneFailed: 'clone-failed',
-  RefNotFound: 'ref-not-found',
-  RepoNotAllowed: 'repo-not-allowed',
+  PathNotAllowed: SetupReason.PathNotAllowed,
+  NoWorkspace: SetupReason.NoWorkspace,
+  CloneFailed: SetupReason.CloneFailed,
+  RefNotFound: SetupReason.RefNotFound,
+  RepoNotAllowed: SetupReason.RepoNotAllowed,
 } as const
 export type PrepareReason = (typeof PrepareReason)[keyof typeof PrepareReason]
 

@@ -1,6 +1,7 @@
 // The setup step: workspace.setup (argv), else `sh preflight-setup.sh` when the workspace has one.
 import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
+import { SetupReason } from '../src/contract/index.js'
 import { runProcess } from './process.js'
 
 export const SETUP_SCRIPT = 'preflight-setup.sh'
@@ -22,7 +23,7 @@ export type SetupResult =
       ran: true
       ok: false
       command: string[]
-      reason: 'setup-exit' | 'setup-timeout' | 'setup-not-started' | 'setup-cancelled'
+      reason: SetupReason
       exitCode: number
       tail: string
       durationMs: number
@@ -61,8 +62,8 @@ export async function setupCommand(workspace: string, argv: readonly string[] | 
 }
 
 function failureReason(run: { timedOut: boolean; cancelled: boolean; failedToStart: boolean }) {
-  if (run.timedOut) return 'setup-timeout' as const
-  if (run.cancelled) return 'setup-cancelled' as const
-  if (run.failedToStart) return 'setup-not-started' as const
-  return 'setup-exit' as const
+  if (run.timedOut) return SetupReason.SetupTimeout
+  if (run.cancelled) return SetupReason.SetupCancelled
+  if (run.failedToStart) return SetupReason.SetupNotStarted
+  return SetupReason.SetupExit
 }

@@ -19,6 +19,20 @@ export const Reason = {
 } as const
 export type Reason = (typeof Reason)[keyof typeof Reason]
 
+// Why a dispatch ended as setup_failed (completion.reason): the workspace could not be prepared or set up.
+export const SetupReason = {
+  PathNotAllowed: 'path-not-allowed',
+  RepoNotAllowed: 'repo-not-allowed',
+  CloneFailed: 'clone-failed',
+  RefNotFound: 'ref-not-found',
+  NoWorkspace: 'no-workspace',
+  SetupExit: 'setup-exit',
+  SetupTimeout: 'setup-timeout',
+  SetupNotStarted: 'setup-not-started',
+  SetupCancelled: 'setup-cancelled',
+} as const
+export type SetupReason = (typeof SetupReason)[keyof typeof SetupReason]
+
 // Why a candidate seen during a check did not count.
 export const Rejection = {
   SymlinkEscapesWorkspace: 'symlink-escapes-workspace',
