@@ -12,6 +12,9 @@ import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
 export type Failure = { ok: false; reason: string; detail: string }
 
+// Per git command of the baseline; a hung git abandons the dispatch instead of holding its lease forever.
+const BASELINE_GIT_TIMEOUT_MS = 10 * 60_000
+
 async function post(job: Job, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
   await job.deps.api.event(job.fence, step, detail, job.signal)
@@ -83,7 +86,12 @@ export async function report(job: Job, preflight: PreflightReport): Promise<'pro
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
   await post(job, 'baseline')
   const git: GitRunner = (cwd, args, env) =>
-    runGit(cwd, args, { path: job.agentEnv.PATH, signal: job.signal, ...(env ? { env } : {}) })
+    runGit(cwd, args, {
+      path: job.agentEnv.PATH,
+      signal: job.signal,
+      timeoutMs: BASELINE_GIT_TIMEOUT_MS,
+      ...(env ? { env } : {}),
+    })
   return captureBaseline(dir, git)
 }
 
