@@ -6,12 +6,14 @@ describe('test database selection', () => {
     test: process.env.TEST_DATABASE_URL,
     db: process.env.DATABASE_URL,
     docker: process.env.DOCKER_HOST,
+    local: process.env.PREFLIGHT_TEST_LOCAL_URL,
   }
   afterEach(() => {
     for (const [name, value] of [
       ['TEST_DATABASE_URL', saved.test],
       ['DATABASE_URL', saved.db],
       ['DOCKER_HOST', saved.docker],
+      ['PREFLIGHT_TEST_LOCAL_URL', saved.local],
     ] as const) {
       if (value === undefined) delete process.env[name]
       else process.env[name] = value
@@ -22,6 +24,7 @@ describe('test database selection', () => {
     delete process.env.TEST_DATABASE_URL
     delete process.env.DATABASE_URL
     delete process.env.DOCKER_HOST
+    process.env.PREFLIGHT_TEST_LOCAL_URL = 'postgres://postgres@127.0.0.1:1/postgres' // nothing listens there
     // With a Docker engine present the testcontainers branch runs; without the optional package it
     // fails with the same advice. Either way: a clear failure, never a silent skip.
     await expect(createTestDatabase()).rejects.toThrow(/set TEST_DATABASE_URL/)

@@ -1,6 +1,6 @@
 // Test databases: a fresh, uniquely named PostgreSQL database per suite (dropped afterwards).
-// Selection: TEST_DATABASE_URL / DATABASE_URL, else testcontainers when a Docker engine exists,
-// else a clear failure — never a silent skip. PGlite only through `createPgliteDatabase`.
+// Selection: TEST_DATABASE_URL / DATABASE_URL, else the local server at its conventional address when it
+// answers, else testcontainers when a Docker engine exists, else a clear failure — never a silent skip. PGlite only through `createPgliteDatabase`.
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import postgres from 'postgres'
@@ -56,9 +56,26 @@ let container: Promise<string> | undefined
 async function serverUrl(): Promise<string> {
   const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
   if (url) return url
+  const local = process.env.PREFLIGHT_TEST_LOCAL_URL ?? LOCAL_URL
+  if (await answers(local)) return local
   if (!dockerAvailable()) throw new Error(NO_DATABASE)
   container ??= startContainer()
   return container
+}
+
+// The PostgreSQL a developer machine (and CI) runs locally; PREFLIGHT_TEST_LOCAL_URL overrides it.
+const LOCAL_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
+
+async function answers(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
+  try {
+    await sql`select 1`
+    return true
+  } catch {
+    return false
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
 }
 
 const NO_DATABASE =

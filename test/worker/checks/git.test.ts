@@ -109,7 +109,10 @@ describe('git: the filtered environment', () => {
     write(ws, 'bin/git', `#!/bin/sh\ntouch ${join(ws, 'RAN')}\necho true\n`, 0o755)
     expect(await worktree(ws, { PATH: `bin:${PATH}` })).toMatchObject({ status: 'unmet' })
     expect(await worktree(ws, { PATH: 'bin' })).toMatchObject({ status: 'error', reason: 'git-unavailable' })
-    expect(await worktree(ws, { PATH: join(ws, 'bin') })).toMatchObject({ status: 'error', reason: 'git-unavailable' })
+    expect(await worktree(ws, { PATH: join(ws, 'bin') })).toMatchObject({
+      status: 'error',
+      reason: 'git-unavailable',
+    })
     expect(existsSync(join(ws, 'RAN'))).toBe(false)
   })
 })
