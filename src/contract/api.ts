@@ -1,6 +1,7 @@
 // HTTP wire shapes of the coordinator (SPEC §5 "Wire details"): requests are strict, responses exact.
 import { z } from 'zod'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
+import { FreeJsonObject } from './json.js'
 import { CheckResult, Outcome, PreflightReport } from './report.js'
 
 const noNul = (s: string) => !s.includes('\0')
@@ -179,7 +180,7 @@ export type PreflightDecision = z.infer<typeof PreflightDecision>
 export const EventRequest = z.strictObject({
   ...fence,
   step: Code,
-  detail: z.record(z.string(), z.unknown()).optional(),
+  detail: FreeJsonObject.optional(),
 })
 export type EventRequest = z.infer<typeof EventRequest>
 export const EventRecorded = z.object({ step: z.string(), at: Timestamp, attempt: z.number().int() })

@@ -1,5 +1,6 @@
 // Check results and preflight reports (SPEC §1 "Result of a check", §5 report body).
 import { z } from 'zod'
+import { FreeJsonObject } from './json.js'
 import { RequirementKind } from './requirements.js'
 
 export const CheckStatus = z.enum(['met', 'unmet', 'error'])
@@ -10,7 +11,7 @@ export const CheckResult = z.strictObject({
   requirement: z.string(),
   status: CheckStatus,
   reason: z.string().optional(),
-  observed: z.record(z.string(), z.unknown()),
+  observed: FreeJsonObject,
   durationMs: z.number().nonnegative(),
 })
 export type CheckResult = z.infer<typeof CheckResult>

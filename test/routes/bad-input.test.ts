@@ -87,6 +87,38 @@ describe('bad input', () => {
     expectEnvelope(r, 400, 'invalid-value')
   })
 
+  // 100,000 levels fit under the body limit and JSON.parse takes them; any recursion over them would overflow.
+  const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
+
+  it('refuses deeply nested JSON in an event detail with 400, not 500', async () => {
+    const id = await queueDispatch(h)
+    const c = await claim(h)
+    const raw = `${JSON.stringify({ ...fenceOf(c), step: 'setup' }).slice(0, -1)},"detail":${deep(100_000)}}`
+    expectEnvelope(
+      await h.call('POST', `/v1/dispatches/${id}/events`, { role: 'worker', raw }),
+      400,
+      'invalid-request',
+    )
+  })
+
+  it('refuses deeply nested JSON in a result observed with 400 and stores nothing', async () => {
+    const id = await queueDispatch(h, { ...definition('deep-observed'), contextRequires: { exec: ['git'] } })
+    const c = await claim(h)
+    const now = new Date().toISOString()
+    const result = {
+      kind: 'exec',
+      requirement: 'git',
+      status: 'met',
+      durationMs: 1,
+      observed: { name: 'git' },
+    }
+    const report = { outcome: 'met', declared: true, results: [result], startedAt: now, finishedAt: now }
+    const raw = JSON.stringify({ ...fenceOf(c), report }).replace('{"name":"git"}', deep(100_000))
+    const r = await h.call('PUT', `/v1/dispatches/${id}/preflight`, { role: 'worker', raw })
+    expectEnvelope(r, 400, 'invalid-request')
+    expect((await h.call('GET', `/v1/dispatches/${id}`)).body.preflight).toBeUndefined()
+  })
+
   it('keeps a setup failure whose output tail holds NUL bytes, as U+FFFD', async () => {
     const id = await queueDispatch(h)
     const c = await claim(h)
