@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from 'hono'
 import { routePath } from 'hono/route'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { DispatchStatus } from './contract/api.js'
-import type { CheckResult, Outcome } from './contract/index.js'
+import { type CheckResult, type Outcome, Reason } from './contract/index.js'
 import { type Orm, rows } from './db/client.js'
 import { createRouter } from './http.js'
 
@@ -68,11 +68,16 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
     recordReport(subagent, report) {
       reports.inc({ subagent, outcome: report.outcome })
       for (const r of report.results) {
-        results.inc({ subagent, kind: r.kind, status: r.status, reason: r.reason ?? '' })
+        results.inc({ subagent, kind: r.kind, status: r.status, reason: reasonLabel(r.reason) })
       }
     },
   }
 }
+
+// Reasons come from workers: only the known codes become label values, so a worker cannot grow the series.
+const knownReasons = new Set<string>(Object.values(Reason))
+const reasonLabel = (reason: string | undefined) =>
+  reason === undefined ? '' : knownReasons.has(reason) ? reason : 'other'
 
 // Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
 function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {

@@ -66,6 +66,14 @@ describe('GET /metrics', () => {
     expect(text).toContain('preflight_results_total{subagent="web",kind="exec",status="met",reason=""} 1')
   })
 
+  it('labels a reason no release knows as "other", so workers cannot grow the series', async () => {
+    const odd = { ...unmet('make'), reason: `made-up-${Math.random()}` }
+    metrics.recordReport('odd', { outcome: 'unmet', results: [odd] as never })
+    expect(await scrape()).toContain(
+      'preflight_results_total{subagent="odd",kind="exec",status="unmet",reason="other"} 1',
+    )
+  })
+
   it('observes claim waits in seconds', async () => {
     metrics.observeClaimWait(250)
     expect(await scrape()).toMatch(/preflight_claim_wait_seconds_sum 0\.25\b/)
