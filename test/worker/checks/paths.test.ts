@@ -197,6 +197,18 @@ describe('paths: globs', () => {
     expect((await checkPaths('**/*.proto', context(ws))).status).toBe('unmet')
   })
 
+  it('requires a directory when a glob ends with a slash, also behind a symlink', async () => {
+    const ws = tempDir()
+    write(ws, 'packages/readme')
+    link(ws, 'packages/alias', join(ws, 'packages/readme'))
+    expect((await checkPaths('packages/*/', context(ws))).status).toBe('unmet')
+    mkdirSync(join(ws, 'packages/web'))
+    expect(await checkPaths('packages/*/', context(ws))).toMatchObject({
+      status: 'met',
+      observed: { match: 'packages/web' },
+    })
+  })
+
   it('does not count the static prefix itself as a match', async () => {
     const ws = tempDir()
     mkdirSync(join(ws, 'src/generated'), { recursive: true })
