@@ -4,12 +4,16 @@ import type { Log } from './log.js'
 
 const MIN_BEAT_MS = 250
 const MAX_BEAT_MS = 30_000
+// setTimeout's limit; a heartbeat resets the deadline long before it
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 export interface LeaseKeeper {
   stop(): void
 }
 
-// Beats at a third of the remaining lease, so two missed beats still leave time for a third.
+// Beats at a third of the remaining lease, so two missed beats still leave time for a third. The lease
+// is lost on a 409, or when its last known expiresAt passes without a renewal: by then the coordinator's
+// sweep may have handed the dispatch to another worker, whether or not it can tell us so.
 export function keepLease(
   api: Api,
   fence: Fence,
@@ -17,10 +21,25 @@ export function keepLease(
   onLost: () => void,
   log: Log,
 ): LeaseKeeper {
-  let ttlMs = Math.max(0, Date.parse(expiresAt) - Date.now())
+  let ttlMs = remainingMs(expiresAt)
   let timer: NodeJS.Timeout | undefined
+  let deadline: NodeJS.Timeout | undefined
   let stopped = false
   const beats = new AbortController()
+  const lose = (why: string) => {
+    if (stopped) return
+    log.warn(`dispatch ${fence.id}: lease lost (${why})`)
+    stop()
+    onLost()
+  }
+  const expireAt = (at: string) => {
+    clearTimeout(deadline)
+    deadline = setTimeout(
+      () => lose(`not renewed before it expired at ${at}`),
+      Math.min(MAX_TIMER_MS, remainingMs(at)),
+    )
+    deadline.unref()
+  }
   const schedule = () => {
     if (stopped) return
     timer = setTimeout(beat, Math.min(MAX_BEAT_MS, Math.max(MIN_BEAT_MS, ttlMs / 3)))
@@ -30,26 +49,31 @@ export function keepLease(
     try {
       const res = await api.heartbeat(fence, beats.signal)
       const next = res?.lease?.expiresAt
-      if (next) ttlMs = Math.max(0, Date.parse(next) - Date.now())
+      if (next && !stopped) {
+        ttlMs = remainingMs(next)
+        expireAt(next)
+      }
     } catch (err) {
       if (stopped) return
-      if (err instanceof LeaseLostError) {
-        log.warn(`dispatch ${fence.id}: lease lost (${err.message})`)
-        stopped = true
-        return onLost()
-      }
+      if (err instanceof LeaseLostError) return lose(err.message)
       log.warn(
         `dispatch ${fence.id}: heartbeat failed, will retry: ${err instanceof Error ? err.message : err}`,
       )
     }
     schedule()
   }
-  schedule()
-  return {
-    stop() {
-      stopped = true
-      clearTimeout(timer)
-      beats.abort()
-    },
+  function stop() {
+    stopped = true
+    clearTimeout(timer)
+    clearTimeout(deadline)
+    beats.abort()
   }
+  expireAt(expiresAt)
+  schedule()
+  return { stop }
+}
+
+// By the worker's clock: worker and coordinator clocks are assumed to agree (NTP), as for any lease.
+function remainingMs(expiresAt: string): number {
+  return Math.max(0, Date.parse(expiresAt) - Date.now())
 }
