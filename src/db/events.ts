@@ -30,16 +30,3 @@ export async function appendWorkerEvent(
         RETURNING step, ${iso('at')} AS at, attempt`,
   )
 }
-
-export async function appendEvent(
-  db: Orm,
-  dispatchId: string,
-  attempt: number,
-  step: string,
-  detail?: unknown,
-) {
-  await db.execute(
-    sql`INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-        VALUES (${dispatchId}, ${attempt}, ${step}, ${jsonb(detail)})`,
-  )
-}

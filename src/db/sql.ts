@@ -8,5 +8,3 @@ export const iso = (column: string): SQL =>
 // A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
 export const jsonb = (value: unknown): SQL =>
   value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
-
-export const LIVE_STATUSES = sql.raw(`('claimed', 'running')`)
