@@ -47,7 +47,9 @@ function parseRequest(args: string[]): Request {
   for (const name of FILTERS) if (values[name] !== undefined) filters[name] = values[name]
   checkFilters(filters)
   return {
-    base: coordinatorUrl(values.coordinator ?? process.env.PREFLIGHT_URL),
+    base: coordinatorUrl(
+      values.coordinator ?? process.env.PREFLIGHT_COORDINATOR ?? process.env.PREFLIGHT_URL,
+    ),
     token: tokenFrom(values.token ?? process.env.PREFLIGHT_TOKEN),
     filters,
     limit: intFlag(values.limit, 'limit', 1, 10_000_000),
