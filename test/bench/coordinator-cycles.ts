@@ -2,6 +2,7 @@
 // complete for a fixed time; prints cycles per second and p50/p99 of each step.
 import type { Role } from '../../src/contract/api.js'
 import { listRequirements, type SubagentDefinition } from '../../src/contract/index.js'
+import { cpuSince, formatCpu, sampleCpu } from './coordinator-cpu.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 
 const definition: SubagentDefinition = {
@@ -26,6 +27,9 @@ type Step = 'create' | 'claim' | 'report' | 'complete'
 
 interface CycleOptions {
   url: string
+  // The coordinator's pid and the benchmark database, whose CPU time is measured.
+  pid: number
+  database: string
   tokens: Record<Role, string>
   seconds: number
   workers: number
@@ -42,15 +46,28 @@ export async function runCycleBench(opts: CycleOptions): Promise<void> {
     report: [],
     complete: [],
   })
+  const sample = () => sampleCpu(opts.pid, opts.database)
+  const before = sample()
   const started = performance.now()
   const cycles = await runWorkers(call, opts.workers, started + opts.seconds * 1000, timings)
   const seconds = (performance.now() - started) / 1000
-  const floor = await healthzRate(opts.url, opts.workers, 2000)
+  const cycleCpu = cpuSince(before, sample())
+  const floorBefore = sample()
+  const floor = await healthzRate(opts.url, opts.workers, 3000)
+  const floorCpu = cpuSince(floorBefore, sample())
+  // A cycle is four requests: the floor of a cycle is four /healthz requests.
+  const floorCycleMs = (4 * floorCpu.coordinator) / floor.requests
+  const cycleMs = cycleCpu.coordinator / cycles
   console.log(`\n## full cycles, ${opts.workers} concurrent HTTP workers, ${seconds.toFixed(1)} s`)
-  console.log(
-    `  floor: GET /healthz (no database) with ${opts.workers} concurrent clients: ${floor.toFixed(0)} requests/s`,
-  )
   console.log(`  cycles: ${cycles}   cycles/s: ${(cycles / seconds).toFixed(0)}`)
+  console.log(`  CPU per cycle: ${formatCpu(cycleCpu, cycles)}`)
+  console.log(
+    `  floor: GET /healthz (no database, ${opts.workers} concurrent clients): ${floor.rate.toFixed(0)} requests/s = ${(floor.rate / 4).toFixed(0)} cycles/s`,
+  )
+  console.log(`  floor CPU per 4 requests: ${formatCpu(floorCpu, floor.requests / 4)}`)
+  console.log(
+    `  vs floor: cycles/s ${((100 * cycles) / seconds / (floor.rate / 4)).toFixed(0)}% of it; coordinator CPU per cycle ${(cycleMs / floorCycleMs).toFixed(1)}× it`,
+  )
   for (const step of Object.keys(timings) as Step[]) {
     const ms = timings[step]
     console.log(
@@ -62,7 +79,7 @@ export async function runCycleBench(opts: CycleOptions): Promise<void> {
 type Call = ReturnType<typeof caller>
 
 // What this machine does at best: the cheapest route, same concurrency; a cycle is four requests.
-async function healthzRate(url: string, clients: number, ms: number): Promise<number> {
+async function healthzRate(url: string, clients: number, ms: number) {
   const until = performance.now() + ms
   const started = performance.now()
   let requests = 0
@@ -74,7 +91,7 @@ async function healthzRate(url: string, clients: number, ms: number): Promise<nu
       }
     }),
   )
-  return requests / ((performance.now() - started) / 1000)
+  return { requests, rate: requests / ((performance.now() - started) / 1000) }
 }
 
 async function runWorkers(call: Call, workers: number, until: number, timings: Record<Step, number[]>) {

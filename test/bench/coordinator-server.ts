@@ -7,13 +7,18 @@ const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
 
 export interface SpawnedCoordinator {
   url: string
+  pid: number
   stop(): Promise<void>
 }
 
 export function spawnCoordinator(databaseUrl: string, bootstrapTokens: string): Promise<SpawnedCoordinator> {
+  // BENCH_CPU_PROF=<dir>: the coordinator writes a V8 CPU profile there when it exits.
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+    : []
   const child = spawn(
     process.execPath,
-    [BIN, 'coordinator', '--port', '0', '--host', '127.0.0.1', '--database-url', databaseUrl],
+    [...profile, BIN, 'coordinator', '--port', '0', '--host', '127.0.0.1', '--database-url', databaseUrl],
     {
       env: { ...process.env, PREFLIGHT_BOOTSTRAP_TOKENS: bootstrapTokens },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -25,7 +30,7 @@ export function spawnCoordinator(databaseUrl: string, bootstrapTokens: string): 
     child.stderr?.on('data', (chunk: string) => {
       log += chunk
       const url = /listening on (http:\/\/\S+)/.exec(log)?.[1]
-      if (url) resolve({ url, stop: () => stop(child) })
+      if (url) resolve({ url, pid: child.pid ?? 0, stop: () => stop(child) })
     })
     child.once('exit', (code) =>
       reject(new Error(`the coordinator exited (${code}) before listening:\n${log}`)),

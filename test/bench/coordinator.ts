@@ -42,7 +42,16 @@ async function main() {
     cleanup.push(() => server.stop())
     console.log(`# preflight coordinator benchmark (node ${process.version}, database ${name})`)
     if (CYCLE_SECONDS > 0)
-      await runCycleBench({ url: server.url, tokens, seconds: CYCLE_SECONDS, workers: 4 })
+      await runCycleBench({
+        url: server.url,
+        pid: server.pid,
+        database: name,
+        tokens,
+        seconds: CYCLE_SECONDS,
+        workers: 4,
+      })
+    // BENCH_QUERY_ROUNDS=0: the cycles only, without generating the 1,000,000 rows.
+    if (QUERY_ROUNDS <= 0) return
     const started = performance.now()
     await generateHistory(sql)
     const [count] = await sql`select count(*)::int as n from requirement_results`
