@@ -97,7 +97,9 @@ async function startPrivate() {
   const coord = spawnPreflight(['coordinator', '--port', port], { cwd: home, env, quiet: true })
   cleanup.push(() => stopChild(coord))
   await waitReady(url, coord)
-  const worker = spawnPreflight(['worker', '--coordinator', url, '--workdir', join(home, 'work')], {
+  // --allow-local-repos: the demo's sample repository is a directory on this machine.
+  const args = ['worker', '--coordinator', url, '--workdir', join(home, 'work'), '--allow-local-repos']
+  const worker = spawnPreflight(args, {
     cwd: home,
     env: { PREFLIGHT_TOKEN: tokens.worker },
     quiet: true,

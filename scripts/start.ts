@@ -39,10 +39,14 @@ try {
   console.error(`npm start: ${(err as Error).message} (is port ${port} free? set PREFLIGHT_PORT)`)
   process.exit(1)
 }
-worker = spawnPreflight(['worker', '--coordinator', url, '--worker-id', 'local-worker'], {
-  env: { PREFLIGHT_TOKEN: tokens.worker },
-  detached: true,
-})
+// --allow-local-repos: a local setup dispatches repositories on this machine (the demo's among them).
+worker = spawnPreflight(
+  ['worker', '--coordinator', url, '--worker-id', 'local-worker', '--allow-local-repos'],
+  {
+    env: { PREFLIGHT_TOKEN: tokens.worker },
+    detached: true,
+  },
+)
 await writeState({ url, tokens, pid: process.pid })
 console.log(banner())
 

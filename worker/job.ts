@@ -11,7 +11,7 @@ export interface WorkerConfig {
   roots: readonly string[]
   passEnv: readonly string[]
   keepFailed: boolean
-  remoteReposOnly?: boolean
+  allowLocalRepos?: boolean
   setupTimeoutMs?: number
   checkTimeoutMs?: number
   cloneTimeoutMs?: number

@@ -26,8 +26,9 @@ export interface PrepareOptions {
   roots: readonly string[]
   // the PATH git is looked up on
   path: string | undefined
-  // refuse local paths and file:// repositories (production workers clone only from remotes)
-  remoteReposOnly?: boolean
+  // clone local paths and file:// too (tests, demos); by default only remotes, so a dispatch cannot
+  // copy a repository from the worker's own disk (the reason workspace.path needs a root)
+  allowLocalRepos?: boolean
   signal?: AbortSignal
   timeoutMs?: number
 }
@@ -44,7 +45,7 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
       reason: PrepareReason.NoWorkspace,
       detail: 'the dispatch names neither workspace.repo nor workspace.path',
     }
-  const refused = refuseRepo(opts.workspace.repo, opts.remoteReposOnly ?? false)
+  const refused = refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false)
   if (refused) return { ok: false, reason: PrepareReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })
@@ -74,13 +75,18 @@ export async function allowedPath(path: string, roots: readonly string[]): Promi
 
 // Why a repo value may not be cloned, or undefined. `<helper>::<address>` names a remote helper
 // (ext:: runs a command, fd:: reads descriptors): never from a dispatch.
-export function refuseRepo(repo: string, remoteOnly: boolean): string | undefined {
+export function refuseRepo(repo: string, allowLocal: boolean): string | undefined {
   if (repo.startsWith('-')) return `${repo} reads as an option`
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(repo)) return `${repo} names a git remote helper`
-  const remote = /^(https?|ssh|git):\/\//i.test(repo) || /^[^/:]+@[^/:]+:/.test(repo)
-  if (remoteOnly && !remote)
-    return `${repo} is not a remote repository and this worker clones only from remotes`
+  if (!allowLocal && !isRemote(repo))
+    return `${repo} is not a remote repository and this worker was not started with --allow-local-repos`
   return undefined
+}
+
+// A URL of a network transport, or git's scp-like form (a ":" before any "/", as git itself reads it).
+function isRemote(repo: string): boolean {
+  if (repo.includes('://')) return /^(https?|ssh|git|git\+ssh|ssh\+git):\/\//i.test(repo)
+  return /^[^/]+:/.test(repo)
 }
 
 // git missing or past its time bound is the clone's failure; a cancelled dispatch is not.

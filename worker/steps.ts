@@ -34,7 +34,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     name,
     roots: config.roots,
     path: job.agentEnv.PATH,
-    remoteReposOnly: config.remoteReposOnly ?? false,
+    allowLocalRepos: config.allowLocalRepos ?? false,
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })

@@ -114,12 +114,15 @@ export interface WorkerOptions {
   env?: Record<string, string>
   id?: string
   args?: string[]
+  // the suites' repositories are local directories: --allow-local-repos unless this is false
+  allowLocalRepos?: boolean
 }
 
 export function startWorker(url: string, opts: WorkerOptions): Proc {
   const args = ['worker', '--coordinator', url, '--workdir', opts.workdir, '--wait-ms', '1000']
   for (const root of opts.roots ?? []) args.push('--workspace-root', root)
   if (opts.id) args.push('--worker-id', opts.id)
+  if (opts.allowLocalRepos ?? true) args.push('--allow-local-repos')
   args.push(...(opts.args ?? []))
   return start(args, {
     PATH: process.env.PATH,

@@ -108,6 +108,17 @@ describe('worker process', () => {
     expect(await worker.exited).toBe(1)
   }, 30_000)
 
+  it('refuses a local repository as repo-not-allowed when started without --allow-local-repos', async () => {
+    const workdir = join(scratch, 'w7')
+    await register(coordinator.url, { name: 'e2e-local-repo', agent: { command: ['true'] } })
+    const worker = startWorker(coordinator.url, { workdir, allowLocalRepos: false })
+    const id = await dispatch(coordinator.url, 'e2e-local-repo', { repo })
+    const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
+    expect(d).toMatchObject({ status: 'setup_failed', completion: { reason: 'repo-not-allowed' } })
+    await worker.stop()
+    expect(await readdir(workdir)).toEqual([])
+  }, 60_000)
+
   it('removes the directory of a clone that failed half-way', async () => {
     const workdir = join(scratch, 'w6')
     await register(coordinator.url, { name: 'e2e-badref', agent: { command: ['true'] } })

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, symlink } from 'node:fs/promises'
+import { mkdir, readdir, readFile, symlink } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { allowedPath, prepareWorkspace, refuseRepo } from '../../worker/prepare.js'
@@ -22,6 +22,8 @@ async function clone(repo: string, ref?: string) {
     name: 'job-1',
     roots: [],
     path: process.env.PATH,
+    // the fixtures are local repositories; the default refusal has its own tests below
+    allowLocalRepos: true,
   })
 }
 
@@ -76,6 +78,7 @@ describe('prepareWorkspace: clone', () => {
       name: 'job',
       roots: [],
       path: empty,
+      allowLocalRepos: true,
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
   })
@@ -96,30 +99,35 @@ describe('prepareWorkspace: clone', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
-  it('refuses a local repository when the worker clones only from remotes', async () => {
+  it('refuses a local repository unless the worker allows local repositories', async () => {
     const repo = await track(makeRepo())
     const workdir = await track(tempDir('preflight-workdir-'))
-    const prepared = await prepareWorkspace({
-      workspace: { repo },
-      workdir,
-      name: 'job-1',
-      roots: [],
-      path: process.env.PATH,
-      remoteReposOnly: true,
-    })
-    expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
+    for (const value of [repo, `file://${repo}`]) {
+      const prepared = await prepareWorkspace({
+        workspace: { repo: value },
+        workdir,
+        name: 'job-1',
+        roots: [],
+        path: process.env.PATH,
+      })
+      expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
+    }
+    expect(await readdir(workdir)).toEqual([])
   })
 
   it('counts https, ssh, git URLs and scp-like addresses as remote', () => {
     for (const repo of [
       'https://example.invalid/r.git',
       'ssh://git@example.invalid/r',
+      'git+ssh://example.invalid/r',
+      'git://example.invalid/r',
       'git@example.invalid:o/r.git',
+      'example.invalid:o/r.git',
     ]) {
-      expect(refuseRepo(repo, true)).toBeUndefined()
+      expect(refuseRepo(repo, false)).toBeUndefined()
     }
-    for (const repo of ['/srv/repo', 'file:///srv/repo', 'relative/repo'])
-      expect(refuseRepo(repo, true)).toBeDefined()
+    for (const repo of ['/srv/repo', 'file:///srv/repo', 'FILE:///srv/repo', 'relative/repo', './a:b'])
+      expect(refuseRepo(repo, false)).toBeDefined()
   })
 })
 
