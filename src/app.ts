@@ -1,8 +1,8 @@
 // createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
-import { bodyLimit } from 'hono/body-limit'
 import { requestId } from 'hono/request-id'
 import { secureHeaders } from 'hono/secure-headers'
 import { authenticate } from './auth.js'
+import { limitBody } from './body-limit.js'
 import { type AppDeps, resolveDeps } from './deps.js'
 import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, renderError } from './http.js'
@@ -18,18 +18,12 @@ export function createApp(input: AppDeps) {
   app.use('*', deps.metrics.middleware, requestId(), secureHeaders())
   app.use(
     '/v1/*',
-    bodyLimit({
-      maxSize: deps.config.bodyLimitBytes,
-      onError: (c) =>
-        renderError(
-          new ApiError(
-            413,
-            ErrorCode.PayloadTooLarge,
-            `the body is over ${deps.config.bodyLimitBytes} bytes`,
-          ),
-          c,
-        ),
-    }),
+    limitBody(deps.config.bodyLimitBytes, (c) =>
+      renderError(
+        new ApiError(413, ErrorCode.PayloadTooLarge, `the body is over ${deps.config.bodyLimitBytes} bytes`),
+        c,
+      ),
+    ),
   )
   app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
