@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import type { SQL } from 'drizzle-orm'
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
@@ -30,6 +30,10 @@ export interface ConnectOptions {
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
 
+// The postgres.js client behind each Orm that connectPostgres made, for prepared statements.
+const clients = new WeakMap<Orm, postgres.Sql>()
+const dialect = new PgDialect()
+
 export function connectPostgres(url: string, opts: ConnectOptions = {}): Database {
   const client = postgres(url, {
     max: opts.poolSize ?? 10,
@@ -40,6 +44,7 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
     },
   })
   const orm = drizzlePostgres(client) as unknown as Orm
+  clients.set(orm, client)
   return {
     kind: 'postgres',
     orm,
@@ -77,12 +82,29 @@ async function runSimple(tx: postgres.TransactionSql, text: string): Promise<Rec
   return (last ?? []) as Record<string, unknown>[]
 }
 
+export interface QueryOptions {
+  // A named prepared statement on postgres.js (parsed and planned once per connection, one round
+  // trip): for the dispatch cycle's fixed statements. drizzle's execute() never prepares, and an
+  // unprepared statement with parameters costs two round trips and a parse + plan each time.
+  // Not for the operators' queries: a cached generic plan cannot pick per value (see docs/reports.md).
+  prepare?: boolean
+}
+
 // Rows of a raw statement, whichever driver ran it.
-export async function rows<T>(db: Orm, query: SQL): Promise<T[]> {
+export async function rows<T>(db: Orm, query: SQL, opts: QueryOptions = {}): Promise<T[]> {
+  const client = opts.prepare ? clients.get(db) : undefined
+  if (client) {
+    const built = dialect.sqlToQuery(query)
+    return (await client.unsafe(built.sql, built.params as postgres.ParameterOrJSON<never>[], {
+      prepare: true,
+    })) as unknown as T[]
+  }
   const result = (await db.execute(query)) as unknown
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
 
-export async function one<T>(db: Orm, query: SQL): Promise<T | undefined> {
-  return (await rows<T>(db, query))[0]
+export async function one<T>(db: Orm, query: SQL, opts: QueryOptions = {}): Promise<T | undefined> {
+  return (await rows<T>(db, query, opts))[0]
 }
+
+export const PREPARED: QueryOptions = { prepare: true }

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } from '../contract/api.js'
 import { canonicalJson } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
-import { type Orm, one } from './client.js'
+import { type Orm, one, PREPARED } from './client.js'
 import { jsonb } from './sql.js'
 
 interface ReadRow {
@@ -23,6 +23,7 @@ export async function completeDispatch(db: Orm, id: string, req: CompleteRequest
       db,
       sql`SELECT status, attempt, lease_token, completion, coalesce(lease_expires_at > now(), false) AS live
           FROM dispatches WHERE id = ${id}`,
+      PREPARED,
     )
     if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
     if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw stateError(d, 'lease')
@@ -62,6 +63,7 @@ async function writeCompletion(
           SELECT id, ${req.attempt}, 'completed', ${jsonb({ status: completion.status })} FROM d
         )
         SELECT id FROM d`,
+    PREPARED,
   )
   return done !== undefined
 }

@@ -10,7 +10,7 @@ import type {
 } from '../contract/api.js'
 import { canonicalJson } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
-import { type Orm, one } from './client.js'
+import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
 import { iso, jsonb } from './sql.js'
@@ -42,6 +42,7 @@ export async function createDispatch(
           INSERT INTO dispatch_events (dispatch_id, attempt, step) SELECT id, 0, 'created' FROM ins
         )
         SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
+    PREPARED,
   )
   if (inserted) return { dispatch: { id: inserted.id, status: inserted.status }, created: true }
   if (req.idempotencyKey !== undefined) {

@@ -1,7 +1,7 @@
 // The dispatch event log: coordinator steps (created, claimed, …) and the worker's lifecycle steps.
 import { sql } from 'drizzle-orm'
 import type { DispatchEvent, EventRecorded } from '../contract/api.js'
-import { type Orm, one, rows } from './client.js'
+import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb } from './sql.js'
 
 export async function listEvents(db: Orm, dispatchId: string): Promise<DispatchEvent[]> {
@@ -28,5 +28,6 @@ export async function appendWorkerEvent(
         WHERE id = ${dispatchId} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
           AND status IN ('claimed', 'running') AND lease_expires_at > now()
         RETURNING step, ${iso('at')} AS at, attempt`,
+    PREPARED,
   )
 }

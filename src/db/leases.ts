@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm'
 import type { ClaimResponse, DispatchStatus, Lease, Workspace } from '../contract/api.js'
 import type { SubagentDefinition } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
-import { type Orm, one, rows } from './client.js'
+import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb } from './sql.js'
 
 const leaseInterval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
@@ -48,6 +48,7 @@ export async function claimNext(
         SELECT c.id, c.attempt, c.workspace, c.labels, c.subagent_name, c.subagent_version, sv.definition,
                c.lease_token, ${iso('c.lease_expires_at')} AS expires_at
         FROM claimed c JOIN subagent_versions sv ON sv.name = c.subagent_name AND sv.version = c.subagent_version`,
+    PREPARED,
   )
   if (!row) return undefined
   const dispatch: ClaimResponse['dispatch'] = {
@@ -78,6 +79,7 @@ export async function extendLease(
         WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
           AND status IN ('claimed', 'running') AND lease_expires_at > now()
         RETURNING status, ${iso('lease_expires_at')} AS expires_at`,
+    PREPARED,
   )
   if (row) return { status: row.status, lease: { token: fence.leaseToken, expiresAt: row.expires_at } }
   throw await leaseLostOrNotFound(db, id)
@@ -88,6 +90,7 @@ export async function leaseLostOrNotFound(db: Orm, id: string): Promise<ApiError
   const d = await one<{ status: DispatchStatus; attempt: number }>(
     db,
     sql`SELECT status, attempt FROM dispatches WHERE id = ${id}`,
+    PREPARED,
   )
   if (!d) return new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
   return new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', d)

@@ -9,7 +9,7 @@ import {
 } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
 import { type Judgement, judgeReport } from '../judge.js'
-import { type Orm, one, rows } from './client.js'
+import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb } from './sql.js'
 
 interface ReadRow {
@@ -40,6 +40,7 @@ export async function storePreflight(
           JOIN subagent_versions sv ON sv.name = d.subagent_name AND sv.version = d.subagent_version
           LEFT JOIN preflight_reports p ON p.dispatch_id = d.id AND p.attempt = ${req.attempt}
           WHERE d.id = ${id}`,
+      PREPARED,
     )
     if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
     if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw leaseLost(d)
@@ -102,6 +103,7 @@ async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: J
                  ${jsonb({ outcome: judged.outcome, decision: judged.decision })} FROM d
         )
         SELECT subagent_name FROM d`,
+    PREPARED,
   )
 }
 

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connectPostgres, rows } from '../../src/db/client.js'
+import { connectPostgres, PREPARED, rows } from '../../src/db/client.js'
+import { jsonb } from '../../src/db/sql.js'
 import { toApiError } from '../../src/http.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
@@ -20,6 +21,37 @@ describe('database connections', () => {
     const db = connectPostgres(t.url as string, { statementTimeoutMs: 50, poolSize: 1 })
     try {
       const err = await db.orm.execute(sql`SELECT pg_sleep(5)`).catch((e: unknown) => e)
+      expect(toApiError(err)).toMatchObject({ status: 503, code: 'timeout' })
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('runs a PREPARED statement as a named prepared statement of its connection', async () => {
+    const db = connectPostgres(t.url as string, { poolSize: 1 })
+    try {
+      await rows(db.orm, sql`SELECT ${1}::int AS prepared_probe`, PREPARED)
+      const named = await rows<{ name: string }>(
+        db.orm,
+        sql`SELECT name FROM pg_prepared_statements WHERE statement LIKE '%AS prepared_probe'`,
+      )
+      expect(named).toHaveLength(1)
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('answers a PREPARED statement with the same values as an unprepared one', async () => {
+    const query = () =>
+      sql`SELECT ${jsonb({ a: [1, 'x'] })} AS j, timestamptz '2026-01-01 00:00:00+00' AS t, ${7}::int AS n,
+                 ${null}::text AS missing`
+    expect(await rows(t.db.orm, query(), PREPARED)).toEqual(await rows(t.db.orm, query()))
+  })
+
+  it('turns a PREPARED statement that hit statement_timeout into 503 timeout', async () => {
+    const db = connectPostgres(t.url as string, { statementTimeoutMs: 50, poolSize: 1 })
+    try {
+      const err = await rows(db.orm, sql`SELECT pg_sleep(${5})`, PREPARED).catch((e: unknown) => e)
       expect(toApiError(err)).toMatchObject({ status: 503, code: 'timeout' })
     } finally {
       await db.close()
