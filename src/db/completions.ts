@@ -14,10 +14,13 @@ interface ReadRow {
   completion: Completion | null
 }
 
-// Reads and checks, then writes status, completion and event in one statement that re-checks the fence.
+// Writes status, completion and event in one statement that checks the fence and the state; only
+// when it matches nothing, reads why (a retry gets the same answer, else 404/409) and tries again.
 export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<CompleteResponse> {
   const completion = completionOf(req)
   const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
+  // The expected case in one round trip: its WHERE holds every check the read below makes.
+  if (await writeCompletion(db, id, req, required, completion)) return { id, status: completion.status }
   for (let race = 0; race < 3; race++) {
     const d = await one<ReadRow>(
       db,
