@@ -75,6 +75,52 @@ export function cpuSince(before: CpuSample, after: CpuSample): CpuSpent {
   }
 }
 
+export const scaleCpu = (spent: CpuSpent, by: number): CpuSpent => ({
+  coordinator: spent.coordinator * by,
+  postgres: spent.postgres * by,
+  background: spent.background * by,
+  client: spent.client * by,
+})
+
+const total = (s: CpuSpent) => s.coordinator + s.postgres + s.client
+
+export interface Windows {
+  units: number
+  rate: number
+  // units/s of each window, for the eye
+  rates: string
+  // CPU per unit of the window with the least CPU per unit in all (the one other work disturbed
+  // least: contention makes every unit dearer), and of the median window.
+  best: CpuSpent
+  median: CpuSpent
+}
+
+// Runs `work` (answers how many units it did) `rounds` times, with CPU samples around each run.
+export async function measureWindows(
+  rounds: number,
+  sample: () => CpuSample,
+  work: () => Promise<number>,
+): Promise<Windows> {
+  const windows: { units: number; seconds: number; perUnit: CpuSpent }[] = []
+  for (let i = 0; i < rounds; i++) {
+    const before = sample()
+    const started = performance.now()
+    const units = await work()
+    const seconds = (performance.now() - started) / 1000
+    windows.push({ units, seconds, perUnit: scaleCpu(cpuSince(before, sample()), 1 / Math.max(units, 1)) })
+  }
+  const units = windows.reduce((n, w) => n + w.units, 0)
+  const seconds = windows.reduce((n, w) => n + w.seconds, 0)
+  const byCost = windows.map((w) => w.perUnit).sort((a, b) => total(a) - total(b))
+  return {
+    units,
+    rate: units / seconds,
+    rates: windows.map((w) => (w.units / w.seconds).toFixed(0)).join(' '),
+    best: byCost[0] as CpuSpent,
+    median: byCost[Math.floor(byCost.length / 2)] as CpuSpent,
+  }
+}
+
 // "coordinator 1.23 ms, postgres 0.45 ms, …" per unit of work (a cycle, a request).
 export function formatCpu(spent: CpuSpent, units: number): string {
   const per = (ms: number) => `${(ms / units).toFixed(2)} ms`

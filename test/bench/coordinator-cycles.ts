@@ -3,7 +3,7 @@
 import { Agent, type RequestOptions, request } from 'node:http'
 import type { Role } from '../../src/contract/api.js'
 import { listRequirements, type SubagentDefinition } from '../../src/contract/index.js'
-import { cpuSince, formatCpu, sampleCpu } from './coordinator-cpu.js'
+import { formatCpu, measureWindows, sampleCpu, scaleCpu } from './coordinator-cpu.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 
 const definition: SubagentDefinition = {
@@ -34,6 +34,8 @@ interface CycleOptions {
   tokens: Record<Role, string>
   seconds: number
   workers: number
+  // The measured time is cut into this many windows, each with its own CPU figures.
+  rounds: number
 }
 
 export async function runCycleBench(opts: CycleOptions): Promise<void> {
@@ -48,26 +50,25 @@ export async function runCycleBench(opts: CycleOptions): Promise<void> {
     complete: [],
   })
   const sample = () => sampleCpu(opts.pid, opts.database)
-  const before = sample()
-  const started = performance.now()
-  const cycles = await runWorkers(call, opts.workers, started + opts.seconds * 1000, timings)
-  const seconds = (performance.now() - started) / 1000
-  const cycleCpu = cpuSince(before, sample())
-  const floorBefore = sample()
-  const floor = await healthzRate(opts.url, opts.workers, 3000)
-  const floorCpu = cpuSince(floorBefore, sample())
+  const windowMs = (opts.seconds * 1000) / opts.rounds
+  const cycles = await measureWindows(opts.rounds, sample, () =>
+    runWorkers(call, opts.workers, performance.now() + windowMs, timings),
+  )
+  const floor = await measureWindows(3, sample, () => healthzRate(opts.url, opts.workers, 1000))
+  console.log(
+    `\n## full cycles, ${opts.workers} concurrent HTTP workers, ${opts.rounds} windows of ${(windowMs / 1000).toFixed(1)} s`,
+  )
+  console.log(`  cycles: ${cycles.units}   cycles/s: ${cycles.rate.toFixed(0)} (windows ${cycles.rates})`)
+  console.log(`  CPU per cycle, least disturbed window: ${formatCpu(cycles.best, 1)}`)
+  console.log(`  CPU per cycle, median window:          ${formatCpu(cycles.median, 1)}`)
   // A cycle is four requests: the floor of a cycle is four /healthz requests.
-  const floorCycleMs = (4 * floorCpu.coordinator) / floor.requests
-  const cycleMs = cycleCpu.coordinator / cycles
-  console.log(`\n## full cycles, ${opts.workers} concurrent HTTP workers, ${seconds.toFixed(1)} s`)
-  console.log(`  cycles: ${cycles}   cycles/s: ${(cycles / seconds).toFixed(0)}`)
-  console.log(`  CPU per cycle: ${formatCpu(cycleCpu, cycles)}`)
+  const floorCycle = scaleCpu(floor.best, 4)
   console.log(
     `  floor: GET /healthz (no database, ${opts.workers} concurrent clients): ${floor.rate.toFixed(0)} requests/s = ${(floor.rate / 4).toFixed(0)} cycles/s`,
   )
-  console.log(`  floor CPU per 4 requests: ${formatCpu(floorCpu, floor.requests / 4)}`)
+  console.log(`  floor CPU per 4 requests, least disturbed window: ${formatCpu(floorCycle, 1)}`)
   console.log(
-    `  vs floor: cycles/s ${((100 * cycles) / seconds / (floor.rate / 4)).toFixed(0)}% of it; coordinator CPU per cycle ${(cycleMs / floorCycleMs).toFixed(1)}× it`,
+    `  vs floor: cycles/s ${((100 * cycles.rate) / (floor.rate / 4)).toFixed(0)}% of it; coordinator CPU per cycle ${(cycles.best.coordinator / floorCycle.coordinator).toFixed(1)}× it`,
   )
   for (const step of Object.keys(timings) as Step[]) {
     const ms = timings[step]
@@ -84,7 +85,6 @@ async function healthzRate(url: string, clients: number, ms: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 })
   const { hostname, port } = new URL(url)
   const until = performance.now() + ms
-  const started = performance.now()
   let requests = 0
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -94,7 +94,7 @@ async function healthzRate(url: string, clients: number, ms: number) {
       }
     }),
   )
-  return { requests, rate: requests / ((performance.now() - started) / 1000) }
+  return requests
 }
 
 async function runWorkers(call: Call, workers: number, until: number, timings: Record<Step, number[]>) {

@@ -3,7 +3,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
+// BENCH_BIN: another build's bin/preflight.js, to compare two builds on the same machine state.
+const BIN = process.env.BENCH_BIN ?? fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
 
 export interface SpawnedCoordinator {
   url: string

@@ -14,6 +14,7 @@ import { spawnCoordinator } from './coordinator-server.js'
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const CYCLE_SECONDS = Number(process.env.BENCH_CYCLE_SECONDS ?? 20)
+const CYCLE_ROUNDS = Number(process.env.BENCH_CYCLE_ROUNDS ?? 5)
 const QUERY_ROUNDS = Number(process.env.BENCH_QUERY_ROUNDS ?? 200)
 
 const tokens: Record<Role, string> = {
@@ -48,6 +49,7 @@ async function main() {
         database: name,
         tokens,
         seconds: CYCLE_SECONDS,
+        rounds: CYCLE_ROUNDS,
         workers: 4,
       })
     // BENCH_QUERY_ROUNDS=0: the cycles only, without generating the 1,000,000 rows.
