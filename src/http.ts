@@ -101,11 +101,23 @@ function sqlState(err: unknown): string | undefined {
 
 // jsonb cannot hold U+0000, but process output (a setup's output tail) can: string values keep their
 // place as U+FFFD instead of failing the write. Keys are left alone (a NUL there is a 400).
+// A body without NUL (nearly every one) is answered as it is, without copying it.
 export function scrubNul<T>(value: T): T {
+  return hasNul(value) ? scrubAll(value) : value
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\0')
+  if (Array.isArray(value)) return value.some(hasNul)
+  if (value !== null && typeof value === 'object') return Object.values(value).some(hasNul)
+  return false
+}
+
+function scrubAll<T>(value: T): T {
   if (typeof value === 'string') return (value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value) as T
-  if (Array.isArray(value)) return value.map(scrubNul) as T
+  if (Array.isArray(value)) return value.map(scrubAll) as T
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubNul(v)])) as T
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubAll(v)])) as T
   }
   return value
 }
