@@ -1,5 +1,6 @@
 // Preflight reports: stored with one row per result, atomically with the dispatch's status change.
 import { sql } from 'drizzle-orm'
+import type { ClaimHint } from '../claim-hints.js'
 import type { DispatchStatus, PreflightDecision, PreflightRequest, PreflightView } from '../contract/api.js'
 import {
   type CheckResult,
@@ -24,13 +25,21 @@ interface ReadRow {
 
 // Reads, judges in JS, then writes report, result rows, status and event in ONE statement that
 // re-checks the fence: atomic without an explicit transaction, and two round trips in all.
+// With the claim's hint (src/claim-hints.ts), the write goes first: its WHERE re-checks the fence,
+// and the read runs only when it matched nothing.
 export async function storePreflight(
   db: Orm,
   id: string,
   req: PreflightRequest,
   // Told once per stored report (not for a retried one), e.g. to count outcomes in the metrics.
   onStored?: (subagent: string, judged: Judgement) => void,
+  hint?: ClaimHint,
 ): Promise<PreflightDecision> {
+  if (hint) {
+    const judged = judgeReport(hint.contextRequires, req.report.results)
+    const stored = await writeReport(db, id, req, judged)
+    if (stored) return decided(stored.subagent_name, judged, onStored)
+  }
   for (let race = 0; race < 3; race++) {
     const d = await one<ReadRow>(
       db,
@@ -58,13 +67,19 @@ export async function storePreflight(
     if (d.status !== 'claimed' || !d.live) throw leaseLost(d)
     const judged = judgeReport(d.definition.contextRequires, req.report.results)
     const stored = await writeReport(db, id, req, judged)
-    if (stored) {
-      onStored?.(stored.subagent_name, judged)
-      return { decision: judged.decision, status: statusOf(judged) }
-    }
+    if (stored) return decided(stored.subagent_name, judged, onStored)
     // The fence no longer held when writing (a concurrent retry, the sweep, a cancel): look again.
   }
   throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this report')
+}
+
+function decided(
+  subagent: string,
+  judged: Judgement,
+  onStored?: (subagent: string, judged: Judgement) => void,
+): PreflightDecision {
+  onStored?.(subagent, judged)
+  return { decision: judged.decision, status: statusOf(judged) }
 }
 
 const statusOf = (j: Judgement): DispatchStatus => (j.decision === 'proceed' ? 'running' : 'preflight_failed')

@@ -1,6 +1,7 @@
 // The worker's routes: claim (long-poll), and the fenced writes heartbeat, preflight, events, complete.
 import { createRoute } from '@hono/zod-openapi'
 import { requireRole } from '../auth.js'
+import { ClaimHints } from '../claim-hints.js'
 import {
   ClaimRequest,
   ClaimResponse,
@@ -81,13 +82,16 @@ const complete = createRoute({
   responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
 })
 
-export const workerRoutes = (deps: Deps) =>
+export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
   createRouter()
     .openapi(claim, async (c) => {
       const started = performance.now()
       const got = await claimWithin(deps, c.req.valid('json'), c.req.raw.signal)
       deps.metrics.observeClaimWait(performance.now() - started)
-      return got ? c.json(got, 200) : c.body(null, 204)
+      if (!got) return c.body(null, 204)
+      const { id, attempt } = got.dispatch
+      hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
+      return c.json(got, 200)
     })
     .openapi(heartbeat, async (c) => {
       const { id } = c.req.valid('param')
@@ -95,10 +99,9 @@ export const workerRoutes = (deps: Deps) =>
     })
     .openapi(preflight, async (c) => {
       const { id } = c.req.valid('param')
-      return c.json(
-        await storePreflight(deps.db.orm, id, scrubNul(c.req.valid('json')), deps.metrics.recordReport),
-        200,
-      )
+      const body = scrubNul(c.req.valid('json'))
+      const hint = hints.take(id, body.attempt, body.leaseToken)
+      return c.json(await storePreflight(deps.db.orm, id, body, deps.metrics.recordReport, hint), 200)
     })
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')
