@@ -2,7 +2,8 @@
 // The coordinator is the built CLI (`npm run build` first) in its own process.
 // 1. full dispatch cycles with 4 concurrent workers; 2. the operators' queries on 1,000,000
 // generated requirement results, with their plans. Prints figures, asserts nothing; the database
-// is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+// is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
+// the other switches (cycles only, CPU windows, profiling) are in docs/benchmarks.md.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { Role } from '../../src/contract/api.js'
