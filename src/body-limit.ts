@@ -10,11 +10,12 @@ import { bodyLimit } from 'hono/body-limit'
 export function limitBody(maxSize: number, onError: (c: Context) => Response): MiddlewareHandler {
   const counting = bodyLimit({ maxSize, onError })
   return async (c, next) => {
+    const incoming = (c.env as { incoming?: { httpVersionMajor?: number } } | undefined)?.incoming
     const length = c.req.header('content-length')
-    const fromNode = (c.env as { incoming?: unknown } | undefined)?.incoming !== undefined
-    if (!fromNode || length === undefined || c.req.header('transfer-encoding') !== undefined) {
-      return counting(c, next)
-    }
+    const chunked = c.req.header('transfer-encoding') !== undefined
+    // An HTTP/1 request with neither header has no body (RFC 9112 §6.3): a GET, usually.
+    if (incoming?.httpVersionMajor === 1 && length === undefined && !chunked) return next()
+    if (!incoming || length === undefined || chunked) return counting(c, next)
     if (!/^\d+$/.test(length) || Number(length) > maxSize) return onError(c)
     await next()
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedTokens } from '../../src/auth.js'
@@ -9,10 +10,10 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js'
 // the bytes of a chunked body.
 const LIMIT = 1000
 
-function post(url: string, chunks: string[], headers: Record<string, string | number>) {
+function post(url: string, chunks: string[], headers: Record<string, string | number>, method = 'POST') {
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(`${url}/v1/dispatches`, {
-      method: 'POST',
+    const req = request(`${url}/v1/dispatches${method === 'GET' ? `/${randomUUID()}` : ''}`, {
+      method,
       headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json', ...headers },
     })
     req.on('response', (res) => {
@@ -67,5 +68,10 @@ describe('the body limit over HTTP', () => {
     const body = JSON.stringify({ subagent: 'nobody', workspace: { repo: 'r' } })
     const res = await post(server.url, [body], { 'content-length': Buffer.byteLength(body) })
     expect(JSON.parse(res.body).error.code).toBe('unknown-subagent')
+  })
+
+  it('answers a request without a body (a GET) past the limit', async () => {
+    const res = await post(server.url, [], {}, 'GET')
+    expect(JSON.parse(res.body).error.code).toBe('not-found')
   })
 })
