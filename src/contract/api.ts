@@ -9,10 +9,11 @@ const text = (max: number) => z.string().min(1).max(max).refine(noNul, 'must not
 // Values handed to git on the worker: a leading "-" would read as an option.
 const gitArg = (max: number) => text(max).regex(/^[^-]/, 'must not start with "-"')
 
-export const Role = z.enum(['orchestrator', 'worker', 'operator', 'admin'])
+export const ROLES = ['orchestrator', 'worker', 'operator', 'admin'] as const
+export const Role = z.enum(ROLES)
 export type Role = z.infer<typeof Role>
 
-export const DispatchStatus = z.enum([
+export const DISPATCH_STATUSES = [
   'queued',
   'claimed',
   'setup_failed',
@@ -22,7 +23,8 @@ export const DispatchStatus = z.enum([
   'failed',
   'expired',
   'cancelled',
-])
+] as const
+export const DispatchStatus = z.enum(DISPATCH_STATUSES)
 export type DispatchStatus = z.infer<typeof DispatchStatus>
 
 export const SubagentName = z

@@ -12,6 +12,7 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core'
+import { DISPATCH_STATUSES, ROLES } from '../contract/api.js'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -27,26 +28,13 @@ export const subagentVersions = pgTable(
   (t) => [primaryKey({ columns: [t.name, t.version] })],
 )
 
-export const DispatchStatus = [
-  'queued',
-  'claimed',
-  'setup_failed',
-  'preflight_failed',
-  'running',
-  'succeeded',
-  'failed',
-  'expired',
-  'cancelled',
-] as const
-export type DispatchStatus = (typeof DispatchStatus)[number]
-
 export const dispatches = pgTable('dispatches', {
   id: uuid('id').primaryKey(),
   subagentName: text('subagent_name').notNull(),
   subagentVersion: integer('subagent_version').notNull(),
   workspace: jsonb('workspace').notNull(),
   labels: jsonb('labels'),
-  status: text('status', { enum: DispatchStatus }).notNull().default('queued'),
+  status: text('status', { enum: DISPATCH_STATUSES }).notNull().default('queued'),
   attempt: integer('attempt').notNull().default(0),
   maxAttempts: integer('max_attempts').notNull().default(3),
   idempotencyKey: text('idempotency_key').unique(),
@@ -101,7 +89,7 @@ export const requirementResults = pgTable(
 
 export const apiTokens = pgTable('api_tokens', {
   tokenHash: char('token_hash', { length: 64 }).primaryKey(),
-  role: text('role', { enum: ['orchestrator', 'worker', 'operator', 'admin'] }).notNull(),
+  role: text('role', { enum: ROLES }).notNull(),
   label: text('label'),
   createdAt: ts('created_at').notNull().defaultNow(),
 })
