@@ -167,17 +167,16 @@ export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy, ct
     } catch (err) {
       if (!(err instanceof RetryableError) || ctx.signal?.aborted || Date.now() >= deadline) throw err
       ctx.onRetry?.(ctx.what, attempt, err)
-      const cap = Math.min(policy.maxDelayMs, policy.baseMs * 2 ** Math.min(attempt - 1, 20))
-      await sleep(
-        Math.min(cap / 2 + (Math.random() * cap) / 2, Math.max(0, deadline - Date.now())),
-        ctx.signal,
-      )
+      const delay = backoffMs(attempt, policy.baseMs, policy.maxDelayMs)
+      await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), ctx.signal)
     }
   }
 }
 
-export function isRetryable(err: unknown): boolean {
-  return err instanceof RetryableError
+// Exponential backoff with jitter: the nth wait is between half and all of min(max, base·2^(n-1)).
+export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 20))
+  return cap / 2 + (Math.random() * cap) / 2
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -17,5 +17,3 @@ export function createLog(
     output: (prefix, line) => out.write(`[${prefix}] ${line}\n`),
   }
 }
-
-export const silentLog: Log = { info() {}, warn() {}, output() {} }

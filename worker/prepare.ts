@@ -4,6 +4,7 @@ import { isAbsolute, join, relative, sep } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
 import { GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
+import { isInside } from './checks/walk.js'
 
 export const PrepareReason = {
   PathNotAllowed: SetupReason.PathNotAllowed,
@@ -96,11 +97,6 @@ function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs
   const limit = opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS
   const why = err instanceof GitAbortedError ? `did not finish within ${limit} ms` : err.message
   return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
-}
-
-function isInside(child: string, parent: string): boolean {
-  const rel = relative(parent, child)
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
 }
 
 type GitOpts = Pick<PrepareOptions, 'workdir' | 'path' | 'signal' | 'timeoutMs'>

@@ -1,5 +1,5 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
-import { type Api, ApiError, type Claim, sleep } from './api.js'
+import { type Api, ApiError, backoffMs, type Claim, sleep } from './api.js'
 import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { Log } from './log.js'
@@ -67,9 +67,8 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
 
   async function backOff(err: unknown, failures: number): Promise<void> {
     if (stopping.signal.aborted) return
-    const cap = Math.min(CLAIM_BACKOFF_MS.max, CLAIM_BACKOFF_MS.base * 2 ** Math.min(failures, 10))
     deps.log.warn(`claim failed (${failures}): ${err instanceof Error ? err.message : err}`)
-    await sleep(cap / 2 + (Math.random() * cap) / 2, stopping.signal)
+    await sleep(backoffMs(failures + 1, CLAIM_BACKOFF_MS.base, CLAIM_BACKOFF_MS.max), stopping.signal)
   }
 
   const done = Promise.all(Array.from({ length: opts.concurrency }, (_, i) => slot(i + 1))).then(() => {})

@@ -4,7 +4,8 @@ import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } fr
 import { canonicalJson } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
 import { type Orm, one, PREPARED } from './client.js'
-import { jsonb } from './sql.js'
+import { leaseLost } from './leases.js'
+import { iso, jsonb } from './sql.js'
 
 interface ReadRow {
   status: DispatchStatus
@@ -56,8 +57,7 @@ async function writeCompletion(
     db,
     sql`WITH d AS (
           UPDATE dispatches SET status = ${completion.status}, updated_at = now(),
-                 completion = ${jsonb(completion)} || jsonb_build_object('at',
-                   to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                 completion = ${jsonb(completion)} || jsonb_build_object('at', ${iso('now()')})
           WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
             AND status = ${required} AND lease_expires_at > now() AND completion IS NULL
           RETURNING id
@@ -82,12 +82,7 @@ function stateError(
   d: { status: DispatchStatus; attempt: number },
   want: 'lease' | DispatchStatus,
 ): ApiError {
-  if (want === 'lease') {
-    return new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
-      status: d.status,
-      attempt: d.attempt,
-    })
-  }
+  if (want === 'lease') return leaseLost(d)
   const why =
     want === 'running'
       ? 'an agent exit needs a stored preflight report that answered proceed'

@@ -93,8 +93,15 @@ export async function leaseLostOrNotFound(db: Orm, id: string): Promise<ApiError
     PREPARED,
   )
   if (!d) return new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
-  return new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', d)
+  return leaseLost(d)
 }
+
+// 409 for a worker write whose (attempt, lease token) no longer holds the dispatch; details say who does.
+export const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
+  new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
+    status: d.status,
+    attempt: d.attempt,
+  })
 
 // Returns lapsed leases to the queue, or marks them expired after max_attempts claims.
 export async function sweepLeases(db: Orm): Promise<{ id: string; status: DispatchStatus }[]> {

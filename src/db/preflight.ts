@@ -11,6 +11,7 @@ import {
 import { ApiError, ErrorCode } from '../errors.js'
 import { type Judgement, judgeReport } from '../judge.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
+import { leaseLost } from './leases.js'
 import { iso, jsonb } from './sql.js'
 
 interface ReadRow {
@@ -83,12 +84,6 @@ function decided(
 }
 
 const statusOf = (j: Judgement): DispatchStatus => (j.decision === 'proceed' ? 'running' : 'preflight_failed')
-
-const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
-  new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
-    status: d.status,
-    attempt: d.attempt,
-  })
 
 async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Judgement) {
   return one<{ subagent_name: string }>(

@@ -4,6 +4,7 @@ import { realpathSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { gitHome } from './git-home.js'
 import { findExecutable } from './resolve.js'
+import { isInside } from './walk.js'
 
 export interface GitRun {
   exitCode: number
@@ -66,8 +67,9 @@ function realWorkspace(workspace: string): string {
 // Absolute entries outside the workspace only: a relative PATH entry would run a `git` the workspace ships.
 function trustedPath(path: string | undefined, workspace: string): string[] {
   const roots = [workspace, realWorkspace(workspace)]
-  const inside = (dir: string) => roots.some((root) => dir === root || dir.startsWith(`${root}/`))
-  return (path ?? '').split(':').filter((dir) => dir.startsWith('/') && !inside(dir))
+  return (path ?? '')
+    .split(':')
+    .filter((dir) => dir.startsWith('/') && !roots.some((root) => isInside(dir, root)))
 }
 
 // git -C <workspace> <safety args> <args>, environment replaced (not extended), no stdin, bounded in time.
