@@ -61,33 +61,63 @@ const resultsOf = sql`case when preflight_reports.reason is null then preflight_
 export const microIso = (column: SQL | typeof pr.createdAt) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
+const columns = {
+  id: pr.id,
+  dispatchId: pr.dispatchId,
+  subagent: pr.subagentName,
+  subagentVersion: pr.subagentVersion,
+  workerId: pr.workerId,
+  attempt: pr.attempt,
+  outcome: pr.outcome,
+  results: resultsOf.mapWith(parseJson<CheckResult[]>),
+  createdAt: pr.createdAt,
+  key: microIso(pr.createdAt),
+}
+
 // The page's query, unexecuted (the benchmark EXPLAINs it); fetches one row more than the limit.
 export function reportsQuery(db: Orm, query: ReportPageQuery) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
+  if (query.reason !== undefined) return byReason(db, query, query.reason, after)
   return db
-    .select({
-      id: pr.id,
-      dispatchId: pr.dispatchId,
-      subagent: pr.subagentName,
-      subagentVersion: pr.subagentVersion,
-      workerId: pr.workerId,
-      attempt: pr.attempt,
-      outcome: pr.outcome,
-      results: resultsOf.mapWith(parseJson<CheckResult[]>),
-      createdAt: pr.createdAt,
-      key: microIso(pr.createdAt),
-    })
+    .select(columns)
     .from(pr)
-    .where(
-      and(
-        ...conditionsFor(query),
-        after && sql`(${pr.createdAt}, ${pr.id}) < (${instant(after[0])}, ${after[1]})`,
-      ),
-    )
+    .where(and(...conditionsFor(query), ...window(pr.createdAt, query, after), hasKind(query.kind)))
     .orderBy(desc(pr.createdAt), desc(pr.id))
     .limit(query.limit + 1)
 }
 
+// With a reason, the query walks the matching results newest first (requirement_results_reason /
+// _kind_reason, partial on reason IS NOT NULL) and joins each one's report until the page is full:
+// a frequent reason stops after a page, a rare one reads only its few results. A result row carries
+// its report's created_at, so the window and the cursor bound the walk itself. Grouped, because one
+// report can hold several matching results and must appear once.
+function byReason(
+  db: Orm,
+  query: ReportPageQuery,
+  reason: string,
+  after: [string, number] | undefined,
+) {
+  const matched = db
+    .select({ createdAt: rr.createdAt, reportId: rr.reportId })
+    .from(rr)
+    .where(
+      and(
+        eq(rr.reason, reason),
+        query.kind === undefined ? undefined : eq(rr.kind, query.kind),
+        ...window(rr.createdAt, query, after, rr.reportId),
+      ),
+    )
+    .groupBy(rr.createdAt, rr.reportId)
+    .orderBy(desc(rr.createdAt), desc(rr.reportId))
+    .as('matched')
+  return db
+    .select(columns)
+    .from(matched)
+    .innerJoin(pr, eq(pr.id, matched.reportId))
+    .where(and(...conditionsFor(query)))
+    .orderBy(desc(matched.createdAt), desc(matched.reportId))
+    .limit(query.limit + 1)
+}
 export async function listReports(db: Orm, query: ReportPageQuery): Promise<ReportPage> {
   const rows = await reportsQuery(db, query)
   const page = rows.slice(0, query.limit)
@@ -101,24 +131,32 @@ export async function listReports(db: Orm, query: ReportPageQuery): Promise<Repo
   }
 }
 
+// The report's own filters.
 function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
   return [
     f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
     f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
     f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
-    f.since === undefined ? undefined : sql`${pr.createdAt} >= ${instant(f.since)}`,
-    f.until === undefined ? undefined : sql`${pr.createdAt} < ${instant(f.until)}`,
-    hasResult(f),
   ]
 }
 
-// kind and reason together mean one result with both (e.g. an exec requirement that was not-found).
-function hasResult(f: ReportFilters): SQL | undefined {
-  if (f.kind === undefined && f.reason === undefined) return undefined
-  const match = and(
-    sql`requirement_results.report_id = preflight_reports.id`,
-    f.kind === undefined ? undefined : eq(rr.kind, f.kind),
-    f.reason === undefined ? undefined : eq(rr.reason, f.reason),
-  )
-  return sql`exists (select 1 from ${rr} where ${match})`
+// since / until and the cursor, on the report's created_at or a result's copy of it.
+function window(
+  createdAt: typeof pr.createdAt | typeof rr.createdAt,
+  f: ReportFilters,
+  after: [string, number] | undefined,
+  id: typeof pr.id | typeof rr.reportId = pr.id,
+): (SQL | undefined)[] {
+  return [
+    f.since === undefined ? undefined : sql`${createdAt} >= ${instant(f.since)}`,
+    f.until === undefined ? undefined : sql`${createdAt} < ${instant(f.until)}`,
+    after && sql`(${createdAt}, ${id}) < (${instant(after[0])}, ${after[1]})`,
+  ]
+}
+
+// Reports with at least one result of this kind: nearly every report has one, so walking the reports
+// newest first finds a page at once.
+function hasKind(kind: string | undefined): SQL | undefined {
+  if (kind === undefined) return undefined
+  return sql`exists (select 1 from ${rr} where requirement_results.report_id = preflight_reports.id and ${eq(rr.kind, kind)})`
 }

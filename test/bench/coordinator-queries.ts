@@ -42,6 +42,12 @@ export const queryCases: QueryCase[] = [
     kind: 'reports',
   },
   {
+    name: 'reports ?reason=timeout (a rarer code)',
+    path: () => '/v1/reports?reason=timeout&limit=100',
+    explain: { reason: 'timeout', limit: 100 },
+    kind: 'reports',
+  },
+  {
     name: 'reports ?worker=…&since=…',
     path: (r) => `/v1/reports?worker=worker-${r % 16}&since=2026-01-20T00:00:00Z&limit=100`,
     explain: { worker: 'worker-3', since: '2026-01-20T00:00:00Z', limit: 100 },

@@ -14,7 +14,8 @@ beforeAll(async () => {
     ...Array.from({ length: 6 }, (_, i) => `2026-02-0${i + 2}T00:00:00Z`),
   ]
   for (const [i, at] of times.entries()) {
-    const results = i % 3 === 0 ? [unmet('pnpm')] : [met('node')]
+    // Two not-found results in one report: a reason filter must still list that report once.
+    const results = i % 3 === 0 ? [unmet('pnpm'), unmet('yarn')] : [met('node')]
     seeded.push((await h.seed({ at, results })).dispatchId)
   }
 }, 60_000)
@@ -62,8 +63,21 @@ describe('GET /v1/reports pagination', () => {
     expect(pages.flat()).toEqual(all)
   })
 
+  it('walks a reason filter newest first, each report once, across ties', async () => {
+    const [unmetAll] = await walk('&outcome=unmet', 500)
+    for (const filter of ['&reason=not-found', '&kind=exec&reason=not-found']) {
+      const [all] = await walk(filter, 500)
+      expect(all).toEqual(unmetAll)
+      expect((await walk(filter, 2)).flat()).toEqual(all)
+      expect((await walk(filter, 1)).flat()).toEqual(all)
+    }
+    expect(await walk('&kind=paths&reason=not-found', 500)).toEqual([[]])
+  })
+
   it('honours since and until to the microsecond', async () => {
     const [all] = await walk('&since=2026-02-01T00:00:00.000103Z&until=2026-02-01T00:00:00.000106Z', 500)
     expect(all).toEqual(seeded.slice(11, 14).reverse())
+    const window = '&since=2026-02-01T00:00:00.000103Z&until=2026-02-01T00:00:00.000106Z'
+    expect(await walk(`${window}&reason=not-found`, 500)).toEqual([[seeded[12]]])
   })
 })
