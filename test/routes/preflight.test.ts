@@ -133,6 +133,18 @@ describe('preflight reports', () => {
       expect(r.body.error.code).toBe('invalid-state')
     })
 
+    it('refuses a setup failure after a report answered proceed', async () => {
+      const { id, c, put } = await claimed()
+      await put(reportFor(definition()))
+      const r = await h.call('POST', `/v1/dispatches/${id}/complete`, {
+        role: 'worker',
+        body: { ...fenceOf(c), status: 'setup_failed', reason: 'setup-exit' },
+      })
+      expect(r.status).toBe(409)
+      expect(r.body.error.code).toBe('invalid-state')
+      expect((await h.call('GET', `/v1/dispatches/${id}`)).body.status).toBe('running')
+    })
+
     it('fails the dispatch as failed on a non-zero exit', async () => {
       const { id, c, put } = await claimed()
       await put(reportFor(definition()))
