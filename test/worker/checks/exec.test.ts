@@ -1,7 +1,9 @@
-import { mkdirSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkExec } from '../../../worker/checks/exec.js'
+import { resolveOnDirs } from '../../../worker/checks/resolve.js'
 import { context, link, tempDir, write } from './helpers.js'
 
 const SCRIPT = '#!/bin/sh\nexit 0\n'
@@ -110,4 +112,38 @@ describe('exec', () => {
     const finding = await checkExec('tool', onPath(tempDir(), '/nonexistent/dir', file, real))
     expect(finding).toMatchObject({ status: 'met', observed: { path: join(real, 'tool') } })
   })
+
+  // A PATH directory this process may not search: stat answers EACCES, which is not "missing" and must
+  // not abort the check; the candidate is rejected as not-executable and the search goes on. Root is
+  // never refused while it holds CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so as root the resolution runs
+  // in a child without them (setpriv, the built dist/ module), still as root and so able to read dist/.
+  it('rejects a candidate in a directory it may not search, and goes on', () => {
+    const root = tempDir()
+    const locked = join(root, 'locked')
+    write(locked, 'tool', SCRIPT, 0o755)
+    const open = join(root, 'open')
+    write(open, 'tool', SCRIPT, 0o755)
+    chmodSync(locked, 0o000)
+    try {
+      expect(resolveAsUnprivileged('tool', [locked, open])).toEqual({
+        found: join(open, 'tool'),
+        rejected: [{ path: join(locked, 'tool'), why: 'not-executable' }],
+      })
+    } finally {
+      chmodSync(locked, 0o755)
+    }
+  })
 })
+
+function resolveAsUnprivileged(name: string, dirs: string[]): unknown {
+  if (process.getuid?.() !== 0) return resolveOnDirs(name, dirs)
+  const module = new URL('../../../dist/worker/checks/resolve.js', import.meta.url).href
+  const script = `const { resolveOnDirs } = await import(${JSON.stringify(module)})
+process.stdout.write(JSON.stringify(resolveOnDirs(${JSON.stringify(name)}, ${JSON.stringify(dirs)})))`
+  const out = execFileSync(
+    'setpriv',
+    ['--bounding-set=-dac_override,-dac_read_search', process.execPath, '--input-type=module', '-e', script],
+    { encoding: 'utf8' },
+  )
+  return JSON.parse(out)
+}
