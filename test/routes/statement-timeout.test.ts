@@ -50,7 +50,7 @@ describe('statement_timeout', () => {
     release()
     await holding
     expect(slow.status).toBe(503)
-    expect((await slow.json()).error.code).toBe('timeout')
+    expect(((await slow.json()) as { error: { code: string } }).error.code).toBe('timeout')
     expect((await listReports(app)).status).toBe(200)
   })
 })
