@@ -1,0 +1,103 @@
+// The lease keeper: renews at a third of the remaining lease, gives the dispatch up on a 409 or when
+// its last known expiry passes unrenewed, and is silent once stopped.
+//
+// The coordinator is a stand-in object with a `heartbeat` method: these tests need heartbeats that
+// fail, hang or answer on cue, which the real coordinator does not do on demand. The e2e tests
+// (lease-expiry, resilience) run the keeper against real HTTP and a real coordinator.
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Api, LeaseLostError } from '../../worker/api.js'
+import { keepLease, type LeaseKeeper } from '../../worker/lease.js'
+
+const fence = { id: '00000000-0000-4000-8000-00000000000a', attempt: 1, leaseToken: 'lease' }
+const LEASE_MS = 1_500
+const inLease = () => new Date(Date.now() + LEASE_MS).toISOString()
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+let keeper: LeaseKeeper | undefined
+afterEach(() => keeper?.stop())
+
+function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>) {
+  const calls: number[] = []
+  const lost: number[] = []
+  const warnings: string[] = []
+  const started = Date.now()
+  const api = {
+    heartbeat: (_f: unknown, signal?: AbortSignal) => {
+      calls.push(Date.now() - started)
+      return heartbeat(signal)
+    },
+  } as unknown as Api
+  const log = { info: () => {}, warn: (m: string) => void warnings.push(m), output: () => {} }
+  keeper = keepLease(api, fence, inLease(), () => lost.push(Date.now() - started), log)
+  return { calls, lost, warnings }
+}
+
+describe('keepLease', () => {
+  it('renews the lease while the coordinator answers, and beats no more once stopped', async () => {
+    const k = keep(async () => ({ status: 'running', lease: { token: 'lease', expiresAt: inLease() } }))
+    await sleep(2 * LEASE_MS)
+    expect(k.lost).toEqual([])
+    expect(k.calls.length).toBeGreaterThanOrEqual(3)
+    keeper?.stop()
+    const beats = k.calls.length
+    await sleep(LEASE_MS + 200)
+    expect(k.calls.length).toBe(beats)
+    expect(k.lost).toEqual([])
+  })
+
+  it('gives the dispatch up at once on 409 and beats no more', async () => {
+    const k = keep(async () => {
+      throw new LeaseLostError('POST heartbeat: 409 lease lost')
+    })
+    await sleep(2 * LEASE_MS)
+    expect(k.calls).toHaveLength(1)
+    expect(k.lost).toHaveLength(1)
+    expect(k.lost[0]).toBeLessThan(LEASE_MS)
+  })
+
+  it('keeps trying through failed heartbeats, and gives up when the lease expires unrenewed', async () => {
+    const k = keep(async () => {
+      throw new Error('connect ECONNREFUSED')
+    })
+    await sleep(2 * LEASE_MS)
+    expect(k.lost).toHaveLength(1)
+    // not before the expiry it knew of; shortly after it
+    expect(k.lost[0]).toBeGreaterThanOrEqual(LEASE_MS - 50)
+    expect(k.calls.length).toBeGreaterThanOrEqual(2)
+    expect(k.warnings.some((w) => w.includes('heartbeat failed, will retry'))).toBe(true)
+  })
+
+  it('gives up at the expiry while a heartbeat hangs, and abandons that heartbeat', async () => {
+    let aborted = false
+    const k = keep(
+      (signal) =>
+        new Promise(() => {
+          signal?.addEventListener('abort', () => {
+            aborted = true
+          })
+        }),
+    )
+    await sleep(2 * LEASE_MS)
+    expect(k.calls).toHaveLength(1)
+    expect(k.lost).toHaveLength(1)
+    expect(k.lost[0]).toBeGreaterThanOrEqual(LEASE_MS - 50)
+    expect(aborted).toBe(true)
+  })
+
+  it('takes each renewal as the new expiry', async () => {
+    // The first renewal grants a long lease, later ones fail: the keeper must wait for the long one.
+    let first = true
+    const k = keep(async () => {
+      if (!first) throw new Error('503')
+      first = false
+      return {
+        status: 'running',
+        lease: { token: 'lease', expiresAt: new Date(Date.now() + 3 * LEASE_MS).toISOString() },
+      }
+    })
+    await sleep(2 * LEASE_MS)
+    expect(k.lost).toEqual([])
+    await sleep(2 * LEASE_MS)
+    expect(k.lost).toHaveLength(1)
+  })
+})
