@@ -14,6 +14,9 @@ export async function listEvents(db: Orm, dispatchId: string): Promise<DispatchE
 }
 
 // Appends a worker's step when (attempt, leaseToken) still hold a live lease; undefined otherwise.
+// A retry of a step whose answer was lost (the same attempt, step and detail as a stored event of that
+// attempt) gets the stored event back and stores nothing. Two identical requests racing each other
+// (a retry sent while the first is still being written) may both be stored.
 export async function appendWorkerEvent(
   db: Orm,
   dispatchId: string,
@@ -23,11 +26,21 @@ export async function appendWorkerEvent(
 ): Promise<EventRecorded | undefined> {
   return one<EventRecorded>(
     db,
-    sql`INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-        SELECT id, attempt, ${step}, ${jsonb(detail)} FROM dispatches
-        WHERE id = ${dispatchId} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
-          AND status IN ('claimed', 'running') AND lease_expires_at > now()
-        RETURNING step, ${iso('at')} AS at, attempt`,
+    sql`WITH d AS (
+          SELECT id, attempt FROM dispatches
+          WHERE id = ${dispatchId} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
+            AND status IN ('claimed', 'running') AND lease_expires_at > now()
+        ), stored AS (
+          SELECT e.step, e.at, e.attempt FROM dispatch_events e JOIN d ON e.dispatch_id = d.id
+          WHERE e.attempt = d.attempt AND e.step = ${step} AND e.detail IS NOT DISTINCT FROM ${jsonb(detail)}
+          LIMIT 1
+        ), added AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT id, attempt, ${step}, ${jsonb(detail)} FROM d WHERE NOT EXISTS (SELECT 1 FROM stored)
+          RETURNING step, at, attempt
+        )
+        SELECT step, ${iso('at')} AS at, attempt FROM added
+        UNION ALL SELECT step, ${iso('at')} AS at, attempt FROM stored`,
     PREPARED,
   )
 }

@@ -62,6 +62,28 @@ describe.each([
     expect(Date.parse(view.createdAt)).not.toBeNaN()
   })
 
+  it('stores a retried event once and answers it the same', async () => {
+    const id = await queueDispatch(h, definition())
+    const c = await claim(h)
+    const post = (body: Record<string, unknown>) =>
+      h.call('POST', `/v1/dispatches/${id}/events`, { role: 'worker', body: { ...fenceOf(c), ...body } })
+    const first = await post({ step: 'setup', detail: { command: ['sh', 'x.sh'] } })
+    const retry = await post({ step: 'setup', detail: { command: ['sh', 'x.sh'] } })
+    expect(first.status).toBe(201)
+    expect(retry.status).toBe(201)
+    expect(retry.body).toEqual(first.body)
+    // not a retry: another detail, or no detail
+    await post({ step: 'setup', detail: { command: ['sh', 'y.sh'] } })
+    await post({ step: 'setup' })
+    await post({ step: 'setup' })
+    const view = (await h.call('GET', `/v1/dispatches/${id}`, { role: 'operator' })).body
+    expect(view.events.filter((e: { step: string }) => e.step === 'setup')).toEqual([
+      { step: 'setup', at: first.body.at, attempt: 1, detail: { command: ['sh', 'x.sh'] } },
+      expect.objectContaining({ detail: { command: ['sh', 'y.sh'] } }),
+      { step: 'setup', at: expect.any(String), attempt: 1 },
+    ])
+  })
+
   it('answers 204 when nothing is claimable', async () => {
     const r = await h.call('POST', '/v1/worker/claim', {
       role: 'worker',
