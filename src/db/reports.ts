@@ -91,12 +91,7 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
 // a frequent reason stops after a page, a rare one reads only its few results. A result row carries
 // its report's created_at, so the window and the cursor bound the walk itself. Grouped, because one
 // report can hold several matching results and must appear once.
-function byReason(
-  db: Orm,
-  query: ReportPageQuery,
-  reason: string,
-  after: [string, number] | undefined,
-) {
+function byReason(db: Orm, query: ReportPageQuery, reason: string, after: [string, number] | undefined) {
   const matched = db
     .select({ createdAt: rr.createdAt, reportId: rr.reportId })
     .from(rr)
@@ -140,7 +135,18 @@ function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
   ]
 }
 
-// since / until and the cursor, on the report's created_at or a result's copy of it.
+// since (inclusive) / until (exclusive) on a created_at column: a report's, or a result's copy of it.
+export function inWindow(
+  createdAt: typeof pr.createdAt | typeof rr.createdAt,
+  f: Pick<ReportFilters, 'since' | 'until'>,
+): (SQL | undefined)[] {
+  return [
+    f.since === undefined ? undefined : sql`${createdAt} >= ${instant(f.since)}`,
+    f.until === undefined ? undefined : sql`${createdAt} < ${instant(f.until)}`,
+  ]
+}
+
+// The window and the cursor: strictly older than the last row of the previous page.
 function window(
   createdAt: typeof pr.createdAt | typeof rr.createdAt,
   f: ReportFilters,
@@ -148,8 +154,7 @@ function window(
   id: typeof pr.id | typeof rr.reportId = pr.id,
 ): (SQL | undefined)[] {
   return [
-    f.since === undefined ? undefined : sql`${createdAt} >= ${instant(f.since)}`,
-    f.until === undefined ? undefined : sql`${createdAt} < ${instant(f.until)}`,
+    ...inWindow(createdAt, f),
     after && sql`(${createdAt}, ${id}) < (${instant(after[0])}, ${after[1]})`,
   ]
 }

@@ -3,7 +3,7 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import type { SummaryPage } from '../contract/reports.js'
 import type { Orm } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
-import { instant } from './reports.js'
+import { instant, inWindow } from './reports.js'
 import { requirementResults as rr } from './schema.js'
 
 export interface SummaryFilters {
@@ -42,7 +42,7 @@ export function summaryQuery(db: Orm, query: SummaryFilters) {
     .from(rr)
     .where(
       and(
-        ...window(rr.createdAt, query),
+        ...inWindow(rr.createdAt, query),
         query.subagent === undefined ? undefined : eq(rr.subagentName, query.subagent),
         after &&
           sql`(${rr.subagentName}, ${rr.kind}, ${rr.requirement}) > (${after[0]}, ${after[1]}, ${after[2]})`,
@@ -62,13 +62,6 @@ export async function summarise(db: Orm, query: SummaryFilters): Promise<Summary
     nextCursor:
       rows.length > query.limit && last ? encodeCursor([last.subagent, last.kind, last.requirement]) : null,
   }
-}
-
-function window(column: typeof rr.createdAt, q: Pick<SummaryFilters, 'since' | 'until'>) {
-  return [
-    q.since === undefined ? undefined : sql`${column} >= ${instant(q.since)}`,
-    q.until === undefined ? undefined : sql`${column} < ${instant(q.until)}`,
-  ]
 }
 
 // Drift: the earliest unmet/error result strictly after the latest met one (within the window), i.e.
