@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readMigrations } from '../../src/db/migrate.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const run = promisify(execFile)
@@ -15,7 +16,9 @@ describe('preflight migrate', () => {
 
   it('applies the migrations, then reports the database up to date', async () => {
     const first = await run(process.execPath, [BIN, 'migrate', '--database-url', t.url as string])
-    expect(first.stdout).toBe('applied 0001_init.sql\n')
+    const names = readMigrations().map((m) => m.name)
+    expect(names.slice(0, 2)).toEqual(['0001_init.sql', '0002_reason_indexes.sql'])
+    expect(first.stdout).toBe(`applied ${names.join(', ')}\n`)
     const second = await run(process.execPath, [BIN, 'migrate', '--database-url', t.url as string])
     expect(second.stdout).toBe('up to date\n')
   })
