@@ -1,6 +1,6 @@
 // The prepare step: a fresh directory with a clone of workspace.repo at workspace.ref, or an allowed workspace.path.
 import { mkdir, realpath, rm } from 'node:fs/promises'
-import { isAbsolute, join, relative, sep } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
 import { GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
