@@ -15,6 +15,8 @@ export interface WorkerConfig {
   setupTimeoutMs?: number
   checkTimeoutMs?: number
   cloneTimeoutMs?: number
+  // none by default: an agent runs as long as it needs while its lease is renewed
+  agentTimeoutMs?: number
   image?: string
 }
 

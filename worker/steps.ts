@@ -98,15 +98,19 @@ export async function baseline(job: Job, dir: string): Promise<Baseline | undefi
 export async function agent(job: Job, dir: string) {
   const command = job.claim.subagent.agent.command
   await post(job, 'agent', { command })
+  const timeoutMs = job.deps.config.agentTimeoutMs
   const run = await runAgent({
     workspace: dir,
     command,
     env: job.agentEnv,
     signal: job.signal,
     onLine: (line) => job.deps.log.output(short(job), line),
+    ...(timeoutMs ? { timeoutMs } : {}),
   })
   // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole.
   if (run.cancelled) throw new Abandoned(`agent stopped (${run.signal ?? 'cancelled'})`)
+  // Stopped for taking too long: that is the agent's result (failed, 128 + the signal that ended it).
+  if (run.timedOut) await post(job, 'agent-timeout', { timeoutMs: timeoutMs ?? null, exitCode: run.exitCode })
   return run
 }
 

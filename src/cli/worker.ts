@@ -24,6 +24,7 @@ const flags = {
   'setup-timeout-ms': { type: 'string' },
   'check-timeout-ms': { type: 'string' },
   'clone-timeout-ms': { type: 'string' },
+  'agent-timeout-ms': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -54,6 +55,7 @@ export async function run(args: string[]): Promise<number> {
     ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
     ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
     ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
+    ...optionalInt('agentTimeoutMs', values['agent-timeout-ms'], 'agent-timeout-ms'),
     ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
   }
   const log = createLog()

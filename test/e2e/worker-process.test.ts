@@ -14,6 +14,7 @@ import {
   register,
   startCoordinator,
   startWorker,
+  stepsOf,
   TOKENS,
   waitForStatus,
   waitUntil,
@@ -74,6 +75,38 @@ describe('worker process', () => {
     expect(d).toMatchObject({ status: 'running', attempt: 1 })
     expect(d.completion).toBeUndefined()
     expect(alive(pid)).toBe(false)
+  }, 60_000)
+
+  it('stops an agent past --agent-timeout-ms and completes the dispatch as failed', async () => {
+    const marker = join(scratch, 'slow.marker')
+    await register(coordinator.url, { name: 'e2e-slow', agent: { command: sleepingAgent(marker, 60) } })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(scratch, 'w8'),
+      args: ['--agent-timeout-ms', '1500'],
+    })
+    const id = await dispatch(coordinator.url, 'e2e-slow', { repo })
+    const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
+    await worker.stop()
+    // sh got SIGTERM: 128 + 15
+    expect(d).toMatchObject({ status: 'failed', attempt: 1, completion: { exitCode: 143 } })
+    expect(stepsOf(d)).toEqual([
+      'claimed',
+      'prepare',
+      'setup',
+      'verify',
+      'report',
+      'preflight',
+      'baseline',
+      'agent',
+      'agent-timeout',
+      'completed',
+    ])
+    expect(d.events.find((e) => e.step === 'agent-timeout')?.detail).toEqual({
+      timeoutMs: 1500,
+      exitCode: 143,
+    })
+    expect(alive(Number((await readFile(marker, 'utf8')).trim()))).toBe(false)
+    expect(existsSync(`${marker}.done`)).toBe(false)
   }, 60_000)
 
   it('runs up to --concurrency dispatches at once', async () => {
