@@ -113,6 +113,7 @@ function byReason(db: Orm, query: ReportPageQuery, reason: string, after: [strin
     .orderBy(desc(matched.createdAt), desc(matched.reportId))
     .limit(query.limit + 1)
 }
+
 export async function listReports(db: Orm, query: ReportPageQuery): Promise<ReportPage> {
   const rows = await reportsQuery(db, query)
   const page = rows.slice(0, query.limit)
