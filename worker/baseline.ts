@@ -38,6 +38,9 @@ export async function captureBaseline(workspace: string, git: GitRunner): Promis
     if (head) await run(['read-tree', head])
     const entries = await listEntries(run)
     const { blobs, gone } = await hashEntries(root, scratch, entries, run)
+    // Removals first: a path that changed type (file x → directory x/, or the reverse) is in `gone`
+    // under its old name, and adding the new one next to it would be a file/directory conflict.
+    for (const batch of chunks(gone)) await run(['update-index', '--force-remove', '--', ...batch])
     for (const batch of chunks(blobs, (b) => b.path.length + 60)) {
       await run([
         'update-index',
@@ -45,7 +48,6 @@ export async function captureBaseline(workspace: string, git: GitRunner): Promis
         ...batch.flatMap((b) => ['--cacheinfo', `${b.mode},${b.sha},${b.path}`]),
       ])
     }
-    for (const batch of chunks(gone)) await run(['update-index', '--force-remove', '--', ...batch])
     const tree = (await run(['write-tree'])).stdout.trim()
     return { head, tree }
   } finally {
@@ -93,9 +95,12 @@ async function hashEntries(
 ): Promise<{ blobs: Blob[]; gone: string[] }> {
   const files: { path: string; mode: string; source: string }[] = []
   const gone: string[] = []
+  const realDir = inRealDirs(root)
   for (const [i, entry] of entries.entries()) {
     if (entry.gitlink) continue
-    const stat = await lstat(join(root, entry.path)).catch(() => undefined)
+    const stat = (await realDir(entry.path))
+      ? await lstat(join(root, entry.path)).catch(() => undefined)
+      : undefined
     if (stat?.isSymbolicLink()) {
       // A symlink's blob is its target text; hashing the path would follow the link.
       const source = join(scratch, `link-${i}`)
@@ -114,6 +119,26 @@ async function hashEntries(
     for (const [i, f] of batch.entries()) blobs.push({ path: f.path, mode: f.mode, sha: shas[i] ?? '' })
   }
   return { blobs, gone }
+}
+
+// lstat follows symlinks in the parent directories: with a tracked a/b and `a` now a link to /etc,
+// lstat(root/a/b) would read outside the workspace. So a path only counts when every directory above
+// it, checked from the top, is a real directory; otherwise it is gone (git records the link `a` itself).
+function inRealDirs(root: string): (path: string) => Promise<boolean> {
+  const known = new Map<string, boolean>()
+  return async (path) => {
+    const parts = path.split('/')
+    for (let n = 1; n < parts.length; n++) {
+      const dir = parts.slice(0, n).join('/')
+      let real = known.get(dir)
+      if (real === undefined) {
+        real = (await lstat(join(root, dir)).catch(() => undefined))?.isDirectory() === true
+        known.set(dir, real)
+      }
+      if (!real) return false
+    }
+    return true
+  }
 }
 
 async function must(pending: Promise<GitResult>, args: string[]): Promise<GitResult> {

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { captureBaseline } from '../../worker/baseline.js'
@@ -80,6 +81,56 @@ describe('captureBaseline', () => {
     expect(git(dir, 'ls-files')).toBe('a.txt')
   })
 
+  it('records a tracked file replaced by a directory', async () => {
+    const dir = await repo({ x: 'file\n', 'keep.txt': 'k\n' })
+    await rm(join(dir, 'x'))
+    await writeFiles(dir, { 'x/y': 'y\n' })
+    const base = await captureBaseline(dir, safeGit)
+    expect(Object.keys(treeFiles(dir, base?.tree ?? ''))).toEqual(['keep.txt', 'x/y'])
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
+  it('records a tracked directory replaced by a file', async () => {
+    const dir = await repo({ 'd/f': 'f\n', 'd/sub/g': 'g\n', 'keep.txt': 'k\n' })
+    await rm(join(dir, 'd'), { recursive: true })
+    await writeFile(join(dir, 'd'), 'now a file\n')
+    const base = await captureBaseline(dir, safeGit)
+    expect(Object.keys(treeFiles(dir, base?.tree ?? ''))).toEqual(['d', 'keep.txt'])
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
+  it('records a tracked directory replaced by a symlink to the outside as the link, reading nothing through it', async () => {
+    const dir = await repo({ 'a/secret': 'inside\n', 'keep.txt': 'k\n' })
+    const outside = await tempDir('preflight-outside-')
+    dirs.push(outside)
+    const secret = `outside the workspace ${outside}\n`
+    await writeFile(join(outside, 'secret'), secret)
+    await rm(join(dir, 'a'), { recursive: true })
+    await symlink(outside, join(dir, 'a'))
+    const base = await captureBaseline(dir, safeGit).catch((err: Error) => err)
+    // The store first: a baseline that read through the link has hashed the outside file even if it then threw.
+    expect(() => git(dir, 'cat-file', '-e', blobSha(secret))).toThrow()
+    if (base instanceof Error) throw base
+    expect(treeFiles(dir, base?.tree ?? '')).toEqual({
+      a: `120000 blob ${blobSha(outside)}`,
+      'keep.txt': `100644 blob ${blobSha('k\n')}`,
+    })
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
+  it('records a tracked symlink replaced by a directory', async () => {
+    const dir = await repo({ 'target/t': 't\n' })
+    await symlink('target', join(dir, 'l'))
+    git(dir, 'add', 'l')
+    git(dir, 'commit', '-q', '-m', 'link')
+    await rm(join(dir, 'l'))
+    await mkdir(join(dir, 'l'))
+    await writeFiles(dir, { 'l/z': 'z\n' })
+    const base = await captureBaseline(dir, safeGit)
+    expect(Object.keys(treeFiles(dir, base?.tree ?? ''))).toEqual(['l/z', 'target/t'])
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
   it('runs no clean filter the repository configures and hashes the bytes as they are', async () => {
     const dir = await repo({ '.gitattributes': '* filter=marker text eol=lf\n' })
     const marker = join(dir, '..', `${dir.split('/').pop()}-filter-ran`)
@@ -119,4 +170,19 @@ function execWithIndex(dir: string, index: string, ...args: string[]): string {
     if (previous === undefined) delete process.env.GIT_INDEX_FILE
     else process.env.GIT_INDEX_FILE = previous
   }
+}
+
+// What git itself writes for the working state: HEAD read into a separate index, then `add -A`.
+// Only for repositories without filters or hooks; it writes objects, so assert on the store first.
+function gitTree(dir: string): string {
+  const index = join(dir, '..', `${dir.split('/').pop()}-reference-index`)
+  dirs.push(index)
+  execWithIndex(dir, index, 'read-tree', 'HEAD')
+  execWithIndex(dir, index, 'add', '-A')
+  return execWithIndex(dir, index, 'write-tree')
+}
+
+function blobSha(content: string): string {
+  const bytes = Buffer.from(content)
+  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
 }
