@@ -2,7 +2,9 @@
 import { z } from 'zod'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { FreeJsonObject } from './json.js'
-import { CheckResult, Outcome, PreflightReport } from './report.js'
+import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
+
+export { Code }
 
 const noNul = (s: string) => !s.includes('\0')
 const text = (max: number) => z.string().min(1).max(max).refine(noNul, 'must not contain NUL')
@@ -34,8 +36,6 @@ export const Label = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:/=-]{0,127}$/, 'a label is 1-128 of letters, digits, "._:/=-"')
 export const Labels = z.array(Label).max(32)
-// A stable code: lowercase words joined by "-" (steps, reasons).
-export const Code = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'a code is lowercase letters, digits and "-"')
 export const Timestamp = z.iso.datetime({ offset: true })
 
 export const ErrorEnvelope = z.object({
@@ -160,9 +160,10 @@ export const ClaimResponse = z.object({
 })
 export type ClaimResponse = z.infer<typeof ClaimResponse>
 
-// Every worker write carries the fence of its lease.
+// Every worker write carries the fence of its lease. `attempt` is an integer column: a larger value
+// could never match, and would reach the database only to fail there.
 const fence = {
-  attempt: z.number().int().min(1),
+  attempt: z.number().int().min(1).max(2_147_483_647, 'attempt is at most 2147483647'),
   leaseToken: z.string().min(1).max(256),
 }
 
@@ -179,9 +180,24 @@ export const PreflightDecision = z.object({
 })
 export type PreflightDecision = z.infer<typeof PreflightDecision>
 
+// The steps the coordinator writes into the event log itself (src/db/*.ts): a worker posting one
+// would pass off its own line as the coordinator's.
+export const COORDINATOR_STEPS = [
+  'created',
+  'claimed',
+  'preflight',
+  'lease-expired',
+  'expired',
+  'cancelled',
+  'completed',
+] as const
+const coordinatorStep = new Set<string>(COORDINATOR_STEPS)
+
 export const EventRequest = z.strictObject({
   ...fence,
-  step: Code,
+  step: Code.refine((step) => !coordinatorStep.has(step), {
+    error: (issue) => `step ${JSON.stringify(issue.input)} is written by the coordinator`,
+  }),
   detail: FreeJsonObject.optional(),
 })
 export type EventRequest = z.infer<typeof EventRequest>

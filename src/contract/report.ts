@@ -1,16 +1,24 @@
 // Check results and preflight reports (SPEC §1 "Result of a check", §5 report body).
 import { z } from 'zod'
 import { FreeJsonObject } from './json.js'
-import { RequirementKind } from './requirements.js'
+import { MAX_PATTERN_LENGTH, RequirementKind } from './requirements.js'
+
+// A stable code: lowercase words joined by "-" (steps, reasons).
+export const Code = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,63}$/, 'a code is 1-64 lowercase letters, digits and "-", starting with a letter')
 
 export const CheckStatus = z.enum(['met', 'unmet', 'error'])
 export type CheckStatus = z.infer<typeof CheckStatus>
 
 export const CheckResult = z.strictObject({
   kind: RequirementKind,
-  requirement: z.string(),
+  // Bounded like what can be declared (and so stays within the database's index entries).
+  requirement: z
+    .string()
+    .max(MAX_PATTERN_LENGTH, `a requirement is at most ${MAX_PATTERN_LENGTH} characters`),
   status: CheckStatus,
-  reason: z.string().optional(),
+  reason: Code.optional(),
   observed: FreeJsonObject,
   durationMs: z.number().nonnegative(),
 })

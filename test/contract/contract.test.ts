@@ -1,12 +1,16 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { Code } from '../../src/contract/api.js'
 import {
+  CheckResult,
   ContextRequires,
   canonicalJson,
   hashDefinition,
   listRequirements,
   normaliseDefinition,
   outcomeOf,
+  Reason,
+  SetupReason,
   SubagentDefinition,
 } from '../../src/contract/index.js'
 import { renderSchemas } from '../../src/contract/json-schema.js'
@@ -123,6 +127,17 @@ describe('requirements and outcomes', () => {
     expect(outcomeOf([])).toBe('met')
     expect(outcomeOf([{ status: 'met' }, { status: 'error' }])).toBe('error')
     expect(outcomeOf([{ status: 'error' }, { status: 'unmet' }])).toBe('unmet')
+  })
+})
+
+describe('stable codes', () => {
+  // A result's reason must be a Code: every reason the worker or the judge writes has to pass.
+  it.each(Object.values(Reason))('takes the reason "%s" as a result reason', (reason) => {
+    expect(CheckResult.shape.reason.safeParse(reason).success).toBe(true)
+  })
+
+  it.each(Object.values(SetupReason))('takes the setup reason "%s" as a code', (reason) => {
+    expect(Code.safeParse(reason).success).toBe(true)
   })
 })
 
