@@ -57,7 +57,8 @@ export async function storePreflight(
     if (d.previous_report && d.previous_decision) {
       // A retry of the same report gets the same answer; anything else is a conflict.
       if (canonicalJson(d.previous_report) === canonicalJson(req.report)) {
-        return { decision: d.previous_decision, status: d.status }
+        // The status this decision set, not the current one (a retry may come after completion).
+        return { decision: d.previous_decision, status: statusOf(d.previous_decision) }
       }
       throw new ApiError(
         409,
@@ -80,16 +81,17 @@ function decided(
   onStored?: (subagent: string, judged: Judgement) => void,
 ): PreflightDecision {
   onStored?.(subagent, judged)
-  return { decision: judged.decision, status: statusOf(judged) }
+  return { decision: judged.decision, status: statusOf(judged.decision) }
 }
 
-const statusOf = (j: Judgement): DispatchStatus => (j.decision === 'proceed' ? 'running' : 'preflight_failed')
+const statusOf = (decision: PreflightDecision['decision']): DispatchStatus =>
+  decision === 'proceed' ? 'running' : 'preflight_failed'
 
 async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Judgement) {
   return one<{ subagent_name: string }>(
     db,
     sql`WITH d AS (
-          UPDATE dispatches SET status = ${statusOf(judged)}, updated_at = now()
+          UPDATE dispatches SET status = ${statusOf(judged.decision)}, updated_at = now()
           WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
             AND status = 'claimed' AND lease_expires_at > now()
           RETURNING id, subagent_name, subagent_version, lease_owner

@@ -101,6 +101,21 @@ describe('preflight reports', () => {
     expect(again.body).toEqual(first.body)
   })
 
+  it('answers a retried report the first answer, also after the dispatch completed', async () => {
+    const { id, c, put } = await claimed()
+    const report = reportFor(definition())
+    const first = await put(report)
+    expect(first.body).toEqual({ decision: 'proceed', status: 'running' })
+    const done = await h.call('POST', `/v1/dispatches/${id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), exitCode: 0 },
+    })
+    expect(done.body.status).toBe('succeeded')
+    const again = await put(report)
+    expect(again.status).toBe(200)
+    expect(again.body).toEqual(first.body)
+  })
+
   it('refuses a different second report for the same attempt with 409', async () => {
     const { put } = await claimed()
     await put(reportFor(definition()))
