@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, symlink } from 'node:fs/promises'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { allowedPath, prepareWorkspace, refuseRepo } from '../../worker/prepare.js'
@@ -82,6 +83,32 @@ describe('prepareWorkspace: clone', () => {
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
   })
+
+  // A server that accepts the connection and never answers: git's remote-http helper waits forever,
+  // holding git's output pipes. The clone's time bound must still end it, helpers and all.
+  it('ends a clone that hangs on the network at its time bound, with clone-failed', async () => {
+    const sockets: Socket[] = []
+    const server = createServer((socket) => void sockets.push(socket))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    const workdir = await track(tempDir('preflight-workdir-'))
+    try {
+      const started = Date.now()
+      const prepared = await prepareWorkspace({
+        workspace: { repo: `http://127.0.0.1:${port}/never.git` },
+        workdir,
+        name: 'job',
+        roots: [],
+        path: process.env.PATH,
+        timeoutMs: 1_000,
+      })
+      expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
+      expect(Date.now() - started).toBeLessThan(10_000)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    }
+  }, 20_000)
 
   it('refuses a repo value that starts with "-" (it would read as a git option)', async () => {
     const scratch = await track(tempDir())

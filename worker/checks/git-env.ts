@@ -36,6 +36,10 @@ const MAX_OUTPUT = 64 * 1024 * 1024
 export function gitEnvironment(path: string | undefined, home: string): Record<string, string> {
   const env: Record<string, string> = {
     HOME: home,
+    // No global configuration, ignore or attributes file: the agent runs as the same uid and could
+    // otherwise plant them (in HOME or ~/.config/git) for the git runs of later dispatches.
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    XDG_CONFIG_HOME: '/dev/null',
     LANG: 'C',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
@@ -57,33 +61,46 @@ export function gitSafetyArgs(workspace: string): string[] {
 }
 
 function realWorkspace(workspace: string): string {
-  try {
-    return realpathSync.native(workspace)
-  } catch {
-    return workspace
-  }
+  return realOrUndefined(workspace) ?? workspace
 }
 
-// Absolute entries outside the workspace only: a relative PATH entry would run a `git` the workspace ships.
-function trustedPath(path: string | undefined, workspace: string): string[] {
+// git from an absolute PATH entry, and only one whose real path is outside the workspace: a relative
+// entry, one through `..` or a link into the workspace would run a git the workspace ships, which
+// could answer anything.
+function trustedGit(path: string | undefined, workspace: string): string | undefined {
   const roots = [workspace, realWorkspace(workspace)]
-  return (path ?? '')
-    .split(':')
-    .filter((dir) => dir.startsWith('/') && !roots.some((root) => isInside(dir, root)))
+  for (const dir of (path ?? '').split(':')) {
+    if (!dir.startsWith('/')) continue
+    const git = findExecutable('git', [dir])
+    const real = git && realOrUndefined(git)
+    if (real && !roots.some((root) => isInside(real, root))) return git
+  }
+  return undefined
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return undefined
+  }
 }
 
 // git -C <workspace> <safety args> <args>, environment replaced (not extended), no stdin, bounded in time.
 // node:child_process rather than execa: execa's per-spawn setup measured ~1.5 ms more, a seventh of the
 // 10 ms budget of a whole verify() that spawns git once.
 export async function runGit(workspace: string, args: string[], opts: RunGitOptions): Promise<GitRun> {
-  const git = findExecutable('git', trustedPath(opts.path, workspace))
+  const git = trustedGit(opts.path, workspace)
   if (!git) throw new GitUnavailableError(`git is not on PATH (${opts.path ?? 'no PATH'})`)
   opts.signal?.throwIfAborted()
   const child = spawn(git, ['-C', workspace, ...gitSafetyArgs(workspace), ...args], {
     env: { ...gitEnvironment(opts.path, gitHome()), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
+    // and must die with it, or a hung transfer would outlive every time bound
+    detached: true,
   })
-  const stop = () => child.kill('SIGKILL')
+  const stop = () => killGroup(child)
   const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)
   opts.signal?.addEventListener('abort', stop, { once: true })
   try {
@@ -98,6 +115,16 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
     if (child.exitCode === null && child.signalCode === null) stop()
     clearTimeout(timer)
     opts.signal?.removeEventListener('abort', stop)
+  }
+}
+
+// SIGKILL to git's process group: git and whatever it started that is still running.
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return
+  try {
+    process.kill(-child.pid, 'SIGKILL')
+  } catch {
+    // the group is gone already
   }
 }
 

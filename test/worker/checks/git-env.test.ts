@@ -25,11 +25,27 @@ describe('gitEnvironment', () => {
     expect(gitEnvironment('/usr/bin', '/scratch')).toEqual({
       PATH: '/usr/bin',
       HOME: '/scratch',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      XDG_CONFIG_HOME: '/dev/null',
       LANG: 'C',
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_TERMINAL_PROMPT: '0',
       GIT_OPTIONAL_LOCKS: '0',
     })
+  })
+
+  // The scratch HOME is shared by the worker's git runs and writable by the agent (same uid): files
+  // planted there after the worker checked it must not reach git.
+  it('keeps a planted global config or ignore file from git', async () => {
+    const ws = repoWithCommit()
+    write(ws, 'untracked.txt')
+    const planted = tempDir()
+    const hideAll = write(planted, 'hide-all', '*\n')
+    write(planted, '.gitconfig', `[user]\n\tname = planted\n[core]\n\texcludesFile = ${hideAll}\n`)
+    write(planted, '.config/git/ignore', '*\n')
+    const run = (...args: string[]) => runGit(ws, args, { path: PATH, env: { HOME: planted } })
+    expect((await run('ls-files', '--others', '--exclude-standard')).stdout).toBe('untracked.txt')
+    expect((await run('config', 'user.name')).exitCode).toBe(1)
   })
 
   it('leaves PATH out when there is none', () => {

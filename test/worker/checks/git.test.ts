@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import { chownSync, existsSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { checkGit } from '../../../worker/checks/git.js'
 import { verify } from '../../../worker/checks/index.js'
-import { context, git, repoWithCommit, tempDir, write } from './helpers.js'
+import { context, git, link, repoWithCommit, tempDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
 
@@ -113,6 +113,22 @@ describe('git: the filtered environment', () => {
       status: 'error',
       reason: 'git-unavailable',
     })
+    expect(existsSync(join(ws, 'RAN'))).toBe(false)
+  })
+
+  it("never runs the workspace's git through an absolute PATH entry that leads into it", async () => {
+    const ws = tempDir()
+    write(ws, 'bin/git', `#!/bin/sh\ntouch ${join(ws, 'RAN')}\necho true\n`, 0o755)
+    const outside = tempDir()
+    link(outside, 'via-link', join(ws, 'bin'))
+    link(outside, 'git-link/git', join(ws, 'bin/git'))
+    for (const entry of [
+      `${outside}/../${basename(ws)}/bin`, // through ..
+      join(outside, 'via-link'), // a directory link into the workspace
+      join(outside, 'git-link'), // a git that is a link into the workspace
+    ]) {
+      expect(await worktree(ws, { PATH: `${entry}:${PATH}` })).toMatchObject({ status: 'unmet' })
+    }
     expect(existsSync(join(ws, 'RAN'))).toBe(false)
   })
 })
