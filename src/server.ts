@@ -56,7 +56,8 @@ function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: s
     if (busy) return
     busy = true
     try {
-      const lapsed = await sweepLeases(db.orm)
+      // Waiting claims of this process wake at once; those of other coordinators through NOTIFY.
+      const lapsed = await sweepLeases(db.orm, { notify: db.kind === 'postgres' })
       if (lapsed.some((d) => d.status === 'queued')) waker.wake()
     } catch (err) {
       log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)

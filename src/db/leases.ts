@@ -5,6 +5,7 @@ import type { ClaimResponse, DispatchStatus, Lease, Workspace } from '../contrac
 import type { SubagentDefinition } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
+import { NOTIFY_CHANNEL } from './dispatches.js'
 import { iso, jsonb } from './sql.js'
 
 const leaseInterval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
@@ -104,8 +105,13 @@ export const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
   })
 
 // Returns lapsed leases to the queue, or marks them expired after max_attempts claims.
-export async function sweepLeases(db: Orm): Promise<{ id: string; status: DispatchStatus }[]> {
-  return rows(
+// `notify`: a requeued dispatch also wakes waiting claims of other coordinators (NOTIFY, sent at
+// commit; PostgreSQL folds the identical notifications of one transaction into one).
+export async function sweepLeases(
+  db: Orm,
+  opts: { notify: boolean } = { notify: false },
+): Promise<{ id: string; status: DispatchStatus }[]> {
+  const lapsed = await rows<{ id: string; status: DispatchStatus }>(
     db,
     sql`WITH lapsed AS (
           UPDATE dispatches SET status = CASE WHEN attempt >= max_attempts THEN 'expired' ELSE 'queued' END,
@@ -119,6 +125,9 @@ export async function sweepLeases(db: Orm): Promise<{ id: string; status: Dispat
           INSERT INTO dispatch_events (dispatch_id, attempt, step)
           SELECT id, attempt, CASE WHEN status = 'expired' THEN 'expired' ELSE 'lease-expired' END FROM lapsed
         )
-        SELECT id, status FROM lapsed`,
+        SELECT id, status${
+          opts.notify ? sql`, CASE WHEN status = 'queued' THEN pg_notify(${NOTIFY_CHANNEL}, '') END` : sql``
+        } FROM lapsed`,
   )
+  return lapsed.map(({ id, status }) => ({ id, status }))
 }

@@ -123,10 +123,12 @@ async function claimWithin(
 ): Promise<ClaimResponse | undefined> {
   const deadline = Date.now() + Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
   for (;;) {
+    // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
+    if (signal.aborted) return undefined
     const got = await claimNext(deps.db.orm, req, deps.config.leaseMs)
     if (got) return got
     const left = deadline - Date.now()
-    if (left <= 0 || deps.waker.isClosed || signal.aborted) return undefined
+    if (left <= 0 || deps.waker.isClosed) return undefined
     await deps.waker.wait(Math.min(left, deps.config.claimPollMs), signal)
   }
 }
