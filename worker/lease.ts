@@ -21,7 +21,7 @@ export function keepLease(
   onLost: () => void,
   log: Log,
 ): LeaseKeeper {
-  let ttlMs = remainingMs(expiresAt)
+  let expiry = expiresAt
   let timer: NodeJS.Timeout | undefined
   let deadline: NodeJS.Timeout | undefined
   let stopped = false
@@ -40,17 +40,21 @@ export function keepLease(
     )
     deadline.unref()
   }
+  // a third of what is left of the lease: after a failed heartbeat the next one comes sooner
+  const interval = () => Math.ceil(Math.min(MAX_BEAT_MS, Math.max(MIN_BEAT_MS, remainingMs(expiry) / 3)))
   const schedule = () => {
     if (stopped) return
-    timer = setTimeout(beat, Math.min(MAX_BEAT_MS, Math.max(MIN_BEAT_MS, ttlMs / 3)))
+    timer = setTimeout(beat, interval())
     timer.unref()
   }
+  // Each heartbeat is given up after an interval: one stuck on a half-open connection must not hold
+  // back the next ones while the lease runs out.
   const beat = async () => {
     try {
-      const res = await api.heartbeat(fence, beats.signal)
+      const res = await api.heartbeat(fence, AbortSignal.any([beats.signal, AbortSignal.timeout(interval())]))
       const next = res?.lease?.expiresAt
       if (next && !stopped) {
-        ttlMs = remainingMs(next)
+        expiry = next
         expireAt(next)
       }
     } catch (err) {
