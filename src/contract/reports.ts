@@ -1,6 +1,6 @@
 // Wire shapes of the operators' queries: GET /v1/reports and GET /v1/reports/summary (SPEC §5).
 import { z } from 'zod'
-import { CheckResult, Outcome } from './report.js'
+import { CheckResult, Code, Outcome } from './report.js'
 import { RequirementKind } from './requirements.js'
 
 export const MAX_PAGE = 500
@@ -20,11 +20,9 @@ export const ReportsQuery = z.strictObject({
   subagent: Name.optional(),
   worker: Name.optional().describe('the id the worker reported with'),
   kind: RequirementKind.optional().describe('reports with at least one result of this kind'),
-  reason: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'a reason is a lowercase code such as "not-found"')
-    .optional()
-    .describe('reports with at least one result with this reason (on the same result as kind, when both)'),
+  reason: Code.optional().describe(
+    'reports with at least one result with this reason (on the same result as kind, when both)',
+  ),
   ...Window,
   limit: Limit(50),
   cursor: Cursor.optional(),

@@ -13,9 +13,7 @@ import { ApiError, ErrorCode } from '../errors.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
-import { iso, jsonb } from './sql.js'
-
-export const NOTIFY_CHANNEL = 'preflight_dispatch'
+import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
 export interface Creation {
   dispatch: DispatchCreated

@@ -5,8 +5,7 @@ import type { ClaimResponse, DispatchStatus, Lease, Workspace } from '../contrac
 import type { SubagentDefinition } from '../contract/index.js'
 import { ApiError, ErrorCode } from '../errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
-import { NOTIFY_CHANNEL } from './dispatches.js'
-import { iso, jsonb } from './sql.js'
+import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
 const leaseInterval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
 

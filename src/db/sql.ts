@@ -8,3 +8,6 @@ export const iso = (column: string): SQL =>
 // A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
 export const jsonb = (value: unknown): SQL =>
   value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
+
+// The channel a new or requeued dispatch is announced on: coordinators' waiting claims LISTEN to it.
+export const NOTIFY_CHANNEL = 'preflight_dispatch'
