@@ -54,11 +54,13 @@ export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
   }
 }
 
-// What setup will run: the dispatch's argv, else `sh preflight-setup.sh` when that file exists.
+// What setup will run: the dispatch's argv, else `sh preflight-setup.sh` when the workspace holds an
+// entry of that name — whatever it is: a link (dangling or not) or a directory is run too and fails
+// as setup_failed with sh's message, rather than setup being skipped in silence.
 export async function setupCommand(workspace: string, argv: readonly string[] | undefined) {
   if (argv && argv.length > 0) return [...argv]
   const script = await lstat(join(workspace, SETUP_SCRIPT)).catch(() => undefined)
-  return script?.isFile() ? ['sh', SETUP_SCRIPT] : undefined
+  return script ? ['sh', SETUP_SCRIPT] : undefined
 }
 
 function failureReason(run: { timedOut: boolean; cancelled: boolean; failedToStart: boolean }) {

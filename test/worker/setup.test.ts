@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runSetup } from '../../worker/setup.js'
@@ -38,6 +38,20 @@ describe('runSetup', () => {
     const result = await runSetup({ workspace: dir, env })
     expect(result).toMatchObject({ ran: true, ok: true, command: ['sh', 'preflight-setup.sh'] })
     expect(await readFile(join(dir, 'gen/out'), 'utf8')).toBe('ok\n')
+  })
+
+  it('runs a preflight-setup.sh that is a link, and fails setup for one it cannot read', async () => {
+    const dir = await workspace({ 'scripts/setup.sh': 'echo ok > linked.out\n' })
+    await symlink('scripts/setup.sh', join(dir, 'preflight-setup.sh'))
+    expect(await runSetup({ workspace: dir, env })).toMatchObject({ ran: true, ok: true })
+    expect(await readFile(join(dir, 'linked.out'), 'utf8')).toBe('ok\n')
+    const dangling = await workspace()
+    await symlink('scripts/missing.sh', join(dangling, 'preflight-setup.sh'))
+    expect(await runSetup({ workspace: dangling, env })).toMatchObject({
+      ran: true,
+      ok: false,
+      reason: 'setup-exit',
+    })
   })
 
   it('prefers workspace.setup over preflight-setup.sh', async () => {
