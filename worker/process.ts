@@ -4,6 +4,7 @@
 // whatever the group still runs when the program exits is killed, so no grandchild outlives the dispatch
 // or holds its output pipe open.
 import { constants } from 'node:os'
+import { StringDecoder } from 'node:string_decoder'
 import { execa } from 'execa'
 
 export interface RunOptions {
@@ -28,6 +29,8 @@ export interface RunResult {
 
 const KILL_GRACE_MS = 5_000
 const TAIL_CHARS = 8_192
+// a longer run of output without a newline is passed on in pieces of this many characters
+const MAX_LINE = 16_384
 
 // Same shape for success and failure; never throws for what the program did.
 export async function runProcess(argv: readonly string[], opts: RunOptions): Promise<RunResult> {
@@ -53,11 +56,18 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
   const onAbort = () => stop.end('cancel')
   if (opts.signal?.aborted) onAbort()
   opts.signal?.addEventListener('abort', onAbort, { once: true })
-  try {
-    for await (const line of subprocess.iterable({ from: 'all' })) {
-      tail.push(line)
+  const lines = new Lines((line) => {
+    tail.push(line)
+    try {
       opts.onLine?.(line)
+    } catch {
+      // a failed log write must not stop the draining: the program would die of a full pipe
     }
+  })
+  try {
+    // chunks, not execa's lines: a line is only as long as MAX_LINE, whatever the program prints
+    for await (const chunk of subprocess.iterable({ from: 'all', binary: true })) lines.push(chunk)
+    lines.end()
   } catch {
     // the iterable rejects when the subprocess fails; the result below says how
   } finally {
@@ -124,5 +134,29 @@ class Tail {
   text(): string {
     const text = this.lines.join('\n')
     return text.length > TAIL_CHARS ? `…${text.slice(-TAIL_CHARS)}` : text
+  }
+}
+
+// Splits output into lines (\n or \r\n), UTF-8 decoded across chunks, each at most MAX_LINE long.
+class Lines {
+  private pending = ''
+  private readonly decoder = new StringDecoder('utf8')
+  constructor(private readonly emit: (line: string) => void) {}
+  push(chunk: Uint8Array) {
+    const parts = (this.pending + this.decoder.write(Buffer.from(chunk))).split('\n')
+    this.pending = parts.pop() ?? ''
+    for (const part of parts) this.piece(part.endsWith('\r') ? part.slice(0, -1) : part)
+    while (this.pending.length > MAX_LINE) {
+      this.emit(this.pending.slice(0, MAX_LINE))
+      this.pending = this.pending.slice(MAX_LINE)
+    }
+  }
+  end() {
+    this.pending += this.decoder.end()
+    if (this.pending) this.piece(this.pending)
+    this.pending = ''
+  }
+  private piece(line: string) {
+    for (let at = 0; at < line.length || at === 0; at += MAX_LINE) this.emit(line.slice(at, at + MAX_LINE))
   }
 }

@@ -31,6 +31,37 @@ describe('runAgent', () => {
     expect(await readFile(join(dir, 'marker'), 'utf8')).toBe('agent-env\n')
   })
 
+  it('passes a long run of output without a newline on in bounded pieces, and keeps reading', async () => {
+    const lines: string[] = []
+    // 20 MB without a newline, then a multi-byte character split across pieces, then a line
+    const script = 'head -c 20000000 /dev/zero | tr "\\0" x; printf "é\\r\\nafter\\n"'
+    const run = await runAgent({
+      workspace: await workspace(),
+      command: ['sh', '-c', script],
+      env,
+      signal: new AbortController().signal,
+      onLine: (line) => lines.push(line),
+    })
+    expect(run.exitCode).toBe(0)
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(16_384)
+    expect(lines.join('').length).toBe(20_000_000 + 'éafter'.length)
+    expect(lines.slice(-2)).toEqual([expect.stringMatching(/xé$/), 'after'])
+  })
+
+  it('keeps reading the output when passing a line on fails', async () => {
+    const run = await runAgent({
+      workspace: await workspace(),
+      command: ['sh', '-c', 'seq 1 200000; echo done'],
+      env,
+      signal: new AbortController().signal,
+      onLine: () => {
+        throw new Error('log write failed')
+      },
+    })
+    expect(run.exitCode).toBe(0)
+    expect(run.tail.split('\n').at(-1)).toBe('done')
+  })
+
   it('passes the agent exit code through', async () => {
     const dir = await workspace()
     const result = await runAgent({
