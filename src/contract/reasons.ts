@@ -5,6 +5,7 @@ export const Reason = {
   Timeout: 'timeout',
   CheckFailed: 'check-failed',
   UnknownKind: 'unknown-kind',
+  InvalidRequirement: 'invalid-requirement',
   WalkLimit: 'walk-limit',
   GitUnavailable: 'git-unavailable',
   // decided: does not hold (status "unmet")

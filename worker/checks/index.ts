@@ -1,9 +1,12 @@
 // The evaluator: every declared requirement checked concurrently, each bounded, fail-closed (SPEC §1).
+import type { z } from 'zod'
 import {
   type CheckResult,
   type ContextRequires,
+  ExecName,
   type Outcome,
   outcomeOf,
+  PathPattern,
   Reason,
   type Requirement,
   type RequirementKind,
@@ -120,6 +123,15 @@ function toResult(req: Requirement, finding: Finding, ms: number): CheckResult {
   return result
 }
 
+// The coordinator validates definitions; the worker checks again, because a name such as `../../bin/sh`
+// joined to a PATH entry would resolve, and a coordinator of another version may not have refused it.
+const SHAPES: Partial<Record<string, z.ZodType>> = { paths: PathPattern, exec: ExecName }
+
+function invalidity(req: Requirement): string | undefined {
+  const shape = Object.hasOwn(SHAPES, req.kind) ? SHAPES[req.kind] : undefined
+  return shape?.safeParse(req.requirement).error?.issues[0]?.message
+}
+
 // A checker's answer, or `error` when it has none, throws, or runs past the timeout (then it is told to stop).
 async function runBounded(
   req: Requirement,
@@ -128,6 +140,8 @@ async function runBounded(
 ): Promise<Finding> {
   const checker = Object.hasOwn(table, req.kind) ? table[req.kind] : undefined
   if (!checker) return failure(Reason.UnknownKind, { kind: req.kind })
+  const problem = invalidity(req)
+  if (problem) return failure(Reason.InvalidRequirement, { problem })
   const controller = new AbortController()
   let timer: NodeJS.Timeout | undefined
   const timedOut = new Promise<Finding>((resolve) => {

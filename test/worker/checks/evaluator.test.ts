@@ -112,6 +112,24 @@ describe('evaluate: fail closed', () => {
   })
 })
 
+describe('verify: requirements a coordinator should have refused', () => {
+  it('answers error invalid-requirement for an exec name with a slash or a path pattern that leaves the workspace', async () => {
+    const ws = tempDir()
+    const requires = { exec: ['../../bin/sh', 'sh'], paths: ['/etc/passwd', '../x'] } as ContextRequires
+    const verdict = await verify(requires, { workspace: ws, env: { PATH: '/usr/bin:/bin' } })
+    expect(verdict.outcome).toBe('error')
+    const byRequirement = Object.fromEntries(verdict.results.map((r) => [r.requirement, r]))
+    for (const bad of ['../../bin/sh', '/etc/passwd', '../x']) {
+      expect(byRequirement[bad]).toMatchObject({
+        status: 'error',
+        reason: 'invalid-requirement',
+        observed: { problem: expect.any(String) },
+      })
+    }
+    expect(byRequirement.sh?.status).toBe('met')
+  })
+})
+
 describe('verify', () => {
   it('answers one result per requirement in declaration order, naming the binary in observed', async () => {
     const ws = repoWithCommit()
