@@ -56,15 +56,26 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
     attempt: claim.dispatch.attempt,
     leaseToken: claim.lease.token,
   }
-  const lost = new AbortController()
-  const signal = AbortSignal.any([deps.signal, lost.signal])
-  const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => lost.abort(), deps.log)
-  const releases: ((ending: Ending) => Promise<void> | void)[] = [() => lease.stop()]
+  // Aborted when the lease is lost or the worker stops waiting. Forwarded by hand, listener removed at
+  // the end, rather than AbortSignal.any: the worker's signal lives as long as the worker, and some
+  // Node versions keep every signal any() made from a long-lived one (nodejs/node#55351).
+  const stopping = new AbortController()
+  const forward = () => stopping.abort(deps.signal.reason)
+  if (deps.signal.aborted) forward()
+  else deps.signal.addEventListener('abort', forward, { once: true })
+  const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => stopping.abort(), deps.log)
+  // The lease is let go first when the dispatch ends: a heartbeat during a long workspace removal
+  // would only be answered 409 and logged as a lost lease.
+  const letGo = () => {
+    lease.stop()
+    deps.signal.removeEventListener('abort', forward)
+  }
+  const releases: ((ending: Ending) => Promise<void> | void)[] = []
   return {
     claim,
     fence,
     deps,
-    signal,
+    signal: stopping.signal,
     agentEnv: agentEnvironment(deps.env, deps.config.passEnv, claim.subagent.agent.env ?? {}),
     workerInfo: {
       id: deps.config.workerId,
@@ -74,6 +85,7 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
     },
     onClose: (release) => void releases.push(release),
     async close(ending) {
+      letGo()
       for (const release of releases.reverse()) {
         try {
           await release(ending)

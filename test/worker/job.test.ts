@@ -1,0 +1,72 @@
+// A dispatch's job: its signal follows the worker's and the lease's, and its end lets the lease go
+// before anything else and leaves nothing attached to the worker's long-lived signal.
+//
+// The coordinator is a stand-in object (heartbeats answered 409 on cue), as in lease.test.ts.
+import { randomUUID } from 'node:crypto'
+import { getEventListeners } from 'node:events'
+import { describe, expect, it } from 'vitest'
+import { type Api, type Claim, LeaseLostError } from '../../worker/api.js'
+import { openJob } from '../../worker/job.js'
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+function setup(leaseMs: number) {
+  const beats: number[] = []
+  const warnings: string[] = []
+  const api = {
+    heartbeat: async () => {
+      beats.push(Date.now())
+      throw new LeaseLostError('409')
+    },
+  } as unknown as Api
+  const worker = new AbortController()
+  const claim = {
+    dispatch: {
+      id: randomUUID(),
+      attempt: 1,
+      workspace: { path: '/nowhere' },
+      subagent: { name: 's', version: 1 },
+    },
+    subagent: { name: 's', agent: { command: ['true'] } },
+    lease: { token: 't', expiresAt: new Date(Date.now() + leaseMs).toISOString() },
+  } as Claim
+  const job = openJob(claim, {
+    api,
+    log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
+    config: { workerId: 'w', workdir: '/nowhere', roots: [], passEnv: [], keepFailed: false },
+    env: {},
+    signal: worker.signal,
+  })
+  return { job, worker, beats, warnings }
+}
+
+describe('openJob', () => {
+  it("is aborted when the worker's signal is, and leaves no listener on it once closed", async () => {
+    const a = setup(60_000)
+    expect(getEventListeners(a.worker.signal, 'abort')).toHaveLength(1)
+    a.worker.abort()
+    expect(a.job.signal.aborted).toBe(true)
+    await a.job.close('abandoned')
+
+    const b = setup(60_000)
+    await b.job.close('succeeded')
+    expect(getEventListeners(b.worker.signal, 'abort')).toHaveLength(0)
+    expect(b.job.signal.aborted).toBe(false)
+  })
+
+  it('is aborted when the lease is lost', async () => {
+    const { job, warnings } = setup(900)
+    await sleep(600)
+    expect(job.signal.aborted).toBe(true)
+    expect(warnings.some((w) => w.includes('lease lost'))).toBe(true)
+    await job.close('abandoned')
+  })
+
+  it('lets the lease go before its slow releases run: no heartbeat, no "lease lost" while cleaning up', async () => {
+    const { job, beats, warnings } = setup(900)
+    job.onClose(() => sleep(1_000))
+    await job.close('succeeded')
+    expect(beats).toEqual([])
+    expect(warnings).toEqual([])
+  })
+})
