@@ -4,7 +4,7 @@ import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
-import { alive, makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { diesWithin, makeRepo, tempDir } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
@@ -74,7 +74,7 @@ describe('worker process', () => {
     const d = await getDispatch(coordinator.url, id)
     expect(d).toMatchObject({ status: 'running', attempt: 1 })
     expect(d.completion).toBeUndefined()
-    expect(alive(pid)).toBe(false)
+    expect(await diesWithin(pid)).toBe(true)
   }, 60_000)
 
   it('stops an agent past --agent-timeout-ms and completes the dispatch as failed', async () => {
@@ -105,7 +105,7 @@ describe('worker process', () => {
       timeoutMs: 1500,
       exitCode: 143,
     })
-    expect(alive(Number((await readFile(marker, 'utf8')).trim()))).toBe(false)
+    expect(await diesWithin(Number((await readFile(marker, 'utf8')).trim()))).toBe(true)
     expect(existsSync(`${marker}.done`)).toBe(false)
   }, 60_000)
 

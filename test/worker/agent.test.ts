@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runAgent } from '../../worker/agent.js'
-import { alive, removeAll, tempDir } from './git-fixtures.js'
+import { diesWithin, removeAll, tempDir } from './git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))
@@ -100,7 +100,7 @@ describe('runAgent', () => {
       onStart: () => setTimeout(() => stop.abort(), 200),
     })
     expect(result.cancelled).toBe(true)
-    expect(alive(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(false)
+    expect(await diesWithin(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(true)
   })
 
   it('leaves no process of the agent running after the agent exits', async () => {
@@ -113,7 +113,7 @@ describe('runAgent', () => {
       onLine: () => {},
     })
     expect(result.exitCode).toBe(0)
-    expect(alive(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(false)
+    expect(await diesWithin(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(true)
   })
 
   it('looks the program up on the agent PATH, not the worker PATH', async () => {

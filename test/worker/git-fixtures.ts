@@ -54,6 +54,17 @@ export async function removeAll(dirs: string[]): Promise<void> {
 }
 
 // Running, not a zombie: a killed orphan may wait for a PID 1 that does not reap it.
+// Dead within `ms`: a SIGKILL is sent at once but takes effect when the kernel next runs the process,
+// which on a busy machine is not always before the next line of the test.
+export async function diesWithin(pid: number, ms = 2_000): Promise<boolean> {
+  const until = Date.now() + ms
+  while (alive(pid)) {
+    if (Date.now() > until) return false
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return true
+}
+
 export function alive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
