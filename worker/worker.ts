@@ -10,6 +10,8 @@ export interface WorkerOptions extends WorkerConfig {
   waitMs: number
   // how long running dispatches may take after a stop before their agents are stopped
   graceMs: number
+  // claim this many dispatches in all, then stop once they have ended (one per container, say)
+  maxDispatches?: number
 }
 
 export interface RunningWorker {
@@ -38,20 +40,28 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
     abandoned: 0,
   }
   const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }
+  // claims made or under way: a slot takes its place before it asks, so slots together never exceed the limit
+  let taken = 0
 
   async function slot(n: number): Promise<void> {
     let failures = 0
     while (!stopping.signal.aborted) {
+      if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
+      taken++
       let claim: Claim | undefined
       try {
         claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal)
         failures = 0
       } catch (err) {
+        taken--
         if (isRefused(err)) return refuse(err)
         await backOff(err, ++failures)
         continue
       }
-      if (!claim) continue
+      if (!claim) {
+        taken--
+        continue
+      }
       deps.log.info(`slot ${n}: claimed dispatch ${claim.dispatch.id} (attempt ${claim.dispatch.attempt})`)
       const ending = await runDispatch(claim, dispatchDeps)
       counts[ending]++

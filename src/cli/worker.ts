@@ -25,6 +25,7 @@ const flags = {
   'check-timeout-ms': { type: 'string' },
   'clone-timeout-ms': { type: 'string' },
   'agent-timeout-ms': { type: 'string' },
+  'max-dispatches': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -56,6 +57,7 @@ export async function run(args: string[]): Promise<number> {
     ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
     ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
     ...optionalInt('agentTimeoutMs', values['agent-timeout-ms'], 'agent-timeout-ms'),
+    ...optionalInt('maxDispatches', values['max-dispatches'], 'max-dispatches'),
     ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
   }
   const log = createLog()

@@ -133,6 +133,21 @@ describe('worker process', () => {
     await worker.stop()
   }, 60_000)
 
+  it('with --max-dispatches 1 runs one dispatch, then exits 0 and leaves the rest queued', async () => {
+    await register(coordinator.url, { name: 'e2e-once', agent: { command: ['true'] } })
+    const first = await dispatch(coordinator.url, 'e2e-once', { repo })
+    const second = await dispatch(coordinator.url, 'e2e-once', { repo })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(scratch, 'w9'),
+      args: ['--max-dispatches', '1', '--concurrency', '2'],
+    })
+    expect(await worker.exited).toBe(0)
+    const views = await Promise.all([first, second].map((id) => getDispatch(coordinator.url, id)))
+    expect(views.map((d) => d.status).sort()).toEqual(['queued', 'succeeded'])
+    const queued = [first, second][views.findIndex((d) => d.status === 'queued')]
+    await call(coordinator.url, 'POST', `/v1/dispatches/${queued}/cancel`, TOKENS.orchestrator)
+  }, 60_000)
+
   it('exits 1 when the coordinator refuses its token', async () => {
     const worker = startWorker(coordinator.url, {
       workdir: join(scratch, 'w5'),
