@@ -109,9 +109,12 @@ export async function agent(job: Job, dir: string) {
   })
   // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole.
   if (run.cancelled) throw new Abandoned(`agent stopped (${run.signal ?? 'cancelled'})`)
-  // Stopped for taking too long: that is the agent's result (failed, 128 + the signal that ended it).
-  if (run.timedOut) await post(job, 'agent-timeout', { timeoutMs: timeoutMs ?? null, exitCode: run.exitCode })
-  return run
+  if (!run.timedOut) return run
+  // Stopped for taking too long: that is the agent's result, and never a success — 128 + the signal
+  // that ended it, or 124 (as timeout(1)) for an agent that caught the signal and exited 0.
+  const exitCode = run.exitCode === 0 ? 124 : run.exitCode
+  await post(job, 'agent-timeout', { timeoutMs: timeoutMs ?? null, exitCode })
+  return { ...run, exitCode }
 }
 
 export async function complete(

@@ -109,6 +109,23 @@ describe('worker process', () => {
     expect(existsSync(`${marker}.done`)).toBe(false)
   }, 60_000)
 
+  it('completes a timed-out agent that exits 0 on SIGTERM as failed (124), never as succeeded', async () => {
+    const command = ['sh', '-c', "trap 'exit 0' TERM; sleep 60 & wait"]
+    await register(coordinator.url, { name: 'e2e-slow-polite', agent: { command } })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(scratch, 'w10'),
+      args: ['--agent-timeout-ms', '1000'],
+    })
+    const id = await dispatch(coordinator.url, 'e2e-slow-polite', { repo })
+    const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
+    await worker.stop()
+    expect(d).toMatchObject({ status: 'failed', completion: { exitCode: 124 } })
+    expect(d.events.find((e) => e.step === 'agent-timeout')?.detail).toEqual({
+      timeoutMs: 1000,
+      exitCode: 124,
+    })
+  }, 60_000)
+
   it('runs up to --concurrency dispatches at once', async () => {
     // Each agent waits for the other to have started: both succeed only when they run side by side.
     const a = join(scratch, 'side-a')

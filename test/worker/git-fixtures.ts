@@ -53,7 +53,6 @@ export async function removeAll(dirs: string[]): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))
 }
 
-// Running, not a zombie: a killed orphan may wait for a PID 1 that does not reap it.
 // Dead within `ms`: a SIGKILL is sent at once but takes effect when the kernel next runs the process,
 // which on a busy machine is not always before the next line of the test.
 export async function diesWithin(pid: number, ms = 2_000): Promise<boolean> {
@@ -65,6 +64,7 @@ export async function diesWithin(pid: number, ms = 2_000): Promise<boolean> {
   return true
 }
 
+// Running, not a zombie: a killed orphan may wait for a PID 1 that does not reap it.
 export function alive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
