@@ -77,28 +77,30 @@ const columns = {
 // The page's query, unexecuted (the benchmark EXPLAINs it); fetches one row more than the limit.
 export function reportsQuery(db: Orm, query: ReportPageQuery) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
-  if (query.reason !== undefined) return byReason(db, query, query.reason, after)
+  const byResults = query.kind !== undefined || query.reason !== undefined
+  const byReports = query.outcome !== undefined || query.subagent !== undefined || query.worker !== undefined
+  if (byResults && !byReports) return byResult(db, query, after)
   return db
     .select(columns)
     .from(pr)
-    .where(and(...conditionsFor(query), ...window(pr.createdAt, query, after), hasKind(query.kind)))
+    .where(and(...conditionsFor(query), ...window(pr.createdAt, query, after), hasResult(query)))
     .orderBy(desc(pr.createdAt), desc(pr.id))
     .limit(query.limit + 1)
 }
 
-// With a reason, the query walks the matching results newest first (requirement_results_reason /
-// _kind_reason, partial on reason IS NOT NULL) and joins each one's report until the page is full:
-// a frequent reason stops after a page, a rare one reads only its few results. A result row carries
-// its report's created_at, so the window and the cursor bound the walk itself. Grouped, because one
-// report can hold several matching results and must appear once.
-function byReason(db: Orm, query: ReportPageQuery, reason: string, after: [string, number] | undefined) {
+// A kind or a reason alone (both: one result with both): the query walks the matching results newest
+// first (requirement_results_kind / _reason / _kind_reason) and joins each one's report until the page
+// is full: a frequent value stops after a page, a rare one reads only its few results. A result row
+// carries its report's created_at, so the window and the cursor bound the walk itself. Grouped,
+// because one report can hold several matching results and must appear once.
+function byResult(db: Orm, query: ReportPageQuery, after: [string, number] | undefined) {
   const matched = db
     .select({ createdAt: rr.createdAt, reportId: rr.reportId })
     .from(rr)
     .where(
       and(
-        eq(rr.reason, reason),
         query.kind === undefined ? undefined : eq(rr.kind, query.kind),
+        query.reason === undefined ? undefined : eq(rr.reason, query.reason),
         ...window(rr.createdAt, query, after, rr.reportId),
       ),
     )
@@ -160,9 +162,16 @@ function window(
   ]
 }
 
-// Reports with at least one result of this kind: nearly every report has one, so walking the reports
-// newest first finds a page at once.
-function hasKind(kind: string | undefined): SQL | undefined {
-  if (kind === undefined) return undefined
-  return sql`exists (select 1 from ${rr} where requirement_results.report_id = preflight_reports.id and ${eq(rr.kind, kind)})`
+// With a report filter as well: reports with a matching result, walked along the report filter's own
+// index. The result's copy of created_at is matched too, so both sides are in the page's order and
+// PostgreSQL merges the two index walks, stopping when the page is full, however rare either side is.
+function hasResult(f: ReportFilters): SQL | undefined {
+  if (f.kind === undefined && f.reason === undefined) return undefined
+  const match = and(
+    sql`requirement_results.report_id = preflight_reports.id`,
+    sql`requirement_results.created_at = preflight_reports.created_at`,
+    f.kind === undefined ? undefined : eq(rr.kind, f.kind),
+    f.reason === undefined ? undefined : eq(rr.reason, f.reason),
+  )
+  return sql`exists (select 1 from ${rr} where ${match})`
 }

@@ -48,6 +48,12 @@ export const queryCases: QueryCase[] = [
     kind: 'reports',
   },
   {
+    name: 'reports ?kind=exec&reason=not-found&worker=…',
+    path: (r) => `/v1/reports?kind=exec&reason=not-found&worker=worker-${r % 16}&limit=100`,
+    explain: { kind: 'exec', reason: 'not-found', worker: 'worker-3', limit: 100 },
+    kind: 'reports',
+  },
+  {
     name: 'reports ?worker=…&since=…',
     path: (r) => `/v1/reports?worker=worker-${r % 16}&since=2026-01-20T00:00:00Z&limit=100`,
     explain: { worker: 'worker-3', since: '2026-01-20T00:00:00Z', limit: 100 },

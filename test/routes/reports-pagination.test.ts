@@ -65,13 +65,22 @@ describe('GET /v1/reports pagination', () => {
 
   it('walks a reason filter newest first, each report once, across ties', async () => {
     const [unmetAll] = await walk('&outcome=unmet', 500)
-    for (const filter of ['&reason=not-found', '&kind=exec&reason=not-found']) {
+    // alone (the results are walked) and with a report filter (the reports are walked)
+    for (const filter of [
+      '&reason=not-found',
+      '&kind=exec&reason=not-found',
+      '&reason=not-found&outcome=unmet',
+      '&kind=exec&reason=not-found&worker=w-1',
+    ]) {
       const [all] = await walk(filter, 500)
       expect(all).toEqual(unmetAll)
       expect((await walk(filter, 2)).flat()).toEqual(all)
       expect((await walk(filter, 1)).flat()).toEqual(all)
     }
     expect(await walk('&kind=paths&reason=not-found', 500)).toEqual([[]])
+    expect(await walk('&kind=exec&reason=not-found&outcome=met', 500)).toEqual([[]])
+    expect((await walk('&kind=exec', 2)).flat()).toEqual((await walk('', 500)).flat())
+    expect((await walk('&kind=exec&outcome=unmet', 1)).flat()).toEqual(unmetAll)
   })
 
   it('honours since and until to the microsecond', async () => {
