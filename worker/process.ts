@@ -137,7 +137,8 @@ class Tail {
   }
 }
 
-// Splits output into lines (\n or \r\n), UTF-8 decoded across chunks, each at most MAX_LINE long.
+// Splits output into lines (\n or \r\n), UTF-8 decoded across chunks, each at most MAX_LINE long
+// (cut before a surrogate pair, never inside one).
 class Lines {
   private pending = ''
   private readonly decoder = new StringDecoder('utf8')
@@ -145,18 +146,24 @@ class Lines {
   push(chunk: Uint8Array) {
     const parts = (this.pending + this.decoder.write(Buffer.from(chunk))).split('\n')
     this.pending = parts.pop() ?? ''
-    for (const part of parts) this.piece(part.endsWith('\r') ? part.slice(0, -1) : part)
-    while (this.pending.length > MAX_LINE) {
-      this.emit(this.pending.slice(0, MAX_LINE))
-      this.pending = this.pending.slice(MAX_LINE)
-    }
+    for (const part of parts) this.line(part)
+    while (this.pending.length > MAX_LINE) this.pending = this.pending.slice(this.cut(this.pending))
   }
   end() {
-    this.pending += this.decoder.end()
-    if (this.pending) this.piece(this.pending)
+    const rest = this.pending + this.decoder.end()
     this.pending = ''
+    if (rest) this.line(rest)
   }
-  private piece(line: string) {
-    for (let at = 0; at < line.length || at === 0; at += MAX_LINE) this.emit(line.slice(at, at + MAX_LINE))
+  private line(text: string) {
+    let rest = text.endsWith('\r') ? text.slice(0, -1) : text
+    while (rest.length > MAX_LINE) rest = rest.slice(this.cut(rest))
+    this.emit(rest)
+  }
+  // Emits the first piece of a too-long text and says where the rest begins.
+  private cut(text: string): number {
+    const high = text.charCodeAt(MAX_LINE - 1)
+    const at = high >= 0xd800 && high <= 0xdbff ? MAX_LINE - 1 : MAX_LINE
+    this.emit(text.slice(0, at))
+    return at
   }
 }

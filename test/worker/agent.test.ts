@@ -33,7 +33,7 @@ describe('runAgent', () => {
 
   it('passes a long run of output without a newline on in bounded pieces, and keeps reading', async () => {
     const lines: string[] = []
-    // 20 MB without a newline, then a multi-byte character split across pieces, then a line
+    // 20 MB without a newline, then a multi-byte character and CRLF, then a line
     const script = 'head -c 20000000 /dev/zero | tr "\\0" x; printf "é\\r\\nafter\\n"'
     const run = await runAgent({
       workspace: await workspace(),
@@ -46,6 +46,25 @@ describe('runAgent', () => {
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(16_384)
     expect(lines.join('').length).toBe(20_000_000 + 'éafter'.length)
     expect(lines.slice(-2)).toEqual([expect.stringMatching(/xé$/), 'after'])
+  })
+
+  it('decodes a character split across writes, keeps surrogate pairs whole, and passes on a last line without a newline', async () => {
+    const lines: string[] = []
+    // é as two bytes in two writes; an emoji straddling the 16,384th character; no final newline
+    const script =
+      "printf '\\303'; sleep 0.1; printf '\\251\\n'; head -c 16383 /dev/zero | tr '\\0' a; printf '\\360\\237\\230\\200b\\r\\nlast'"
+    const run = await runAgent({
+      workspace: await workspace(),
+      command: ['sh', '-c', script],
+      env,
+      signal: new AbortController().signal,
+      onLine: (line) => lines.push(line),
+    })
+    expect(run.exitCode).toBe(0)
+    expect(lines[0]).toBe('é')
+    expect(lines[1]).toBe('a'.repeat(16_383))
+    expect(lines[2]).toBe('😀b')
+    expect(lines.slice(3)).toEqual(['last'])
   })
 
   it('keeps reading the output when passing a line on fails', async () => {
