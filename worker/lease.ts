@@ -25,7 +25,8 @@ export function keepLease(
   let timer: NodeJS.Timeout | undefined
   let deadline: NodeJS.Timeout | undefined
   let stopped = false
-  const beats = new AbortController()
+  // the heartbeat in flight, if any: aborted after its interval, or by stop()
+  let inFlight: AbortController | undefined
   const lose = (why: string) => {
     if (stopped) return
     log.warn(`dispatch ${fence.id}: lease lost (${why})`)
@@ -50,8 +51,14 @@ export function keepLease(
   // Each heartbeat is given up after an interval: one stuck on a half-open connection must not hold
   // back the next ones while the lease runs out.
   const beat = async () => {
+    const request = new AbortController()
+    inFlight = request
+    const giveUp = setTimeout(
+      () => request.abort(new Error('no answer within the beat interval')),
+      interval(),
+    )
     try {
-      const res = await api.heartbeat(fence, AbortSignal.any([beats.signal, AbortSignal.timeout(interval())]))
+      const res = await api.heartbeat(fence, request.signal)
       const next = res?.lease?.expiresAt
       if (next && !stopped) {
         expiry = next
@@ -63,6 +70,8 @@ export function keepLease(
       log.warn(
         `dispatch ${fence.id}: heartbeat failed, will retry: ${err instanceof Error ? err.message : err}`,
       )
+    } finally {
+      clearTimeout(giveUp)
     }
     schedule()
   }
@@ -70,7 +79,7 @@ export function keepLease(
     stopped = true
     clearTimeout(timer)
     clearTimeout(deadline)
-    beats.abort()
+    inFlight?.abort()
   }
   expireAt(expiresAt)
   schedule()

@@ -85,6 +85,24 @@ describe('keepLease', () => {
     expect(k.lost[0]).toBeGreaterThanOrEqual(LEASE_MS - 50)
   })
 
+  it('abandons the heartbeat in flight when stopped', async () => {
+    let aborted: number | undefined
+    let started: number | undefined
+    keep(
+      (signal) =>
+        new Promise(() => {
+          started = Date.now()
+          signal?.addEventListener('abort', () => {
+            aborted = Date.now()
+          })
+        }),
+    )
+    while (started === undefined) await sleep(20)
+    keeper?.stop()
+    expect(aborted).toBeDefined()
+    expect((aborted ?? 0) - started).toBeLessThan(100)
+  })
+
   it('takes each renewal as the new expiry', async () => {
     // The first renewal grants a long lease, later ones fail: the keeper must wait for the long one.
     let first = true

@@ -73,7 +73,8 @@ function trustedGit(path: string | undefined, workspace: string): string | undef
     if (!dir.startsWith('/')) continue
     const git = findExecutable('git', [dir])
     const real = git && realOrUndefined(git)
-    if (real && !roots.some((root) => isInside(real, root))) return git
+    // the real path is what runs: a link swapped after this check cannot point it elsewhere
+    if (real && !roots.some((root) => isInside(real, root))) return real
   }
   return undefined
 }
