@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedTokens } from '../src/auth.js'
 import { type RunningServer, startServer } from '../src/server.js'
@@ -41,6 +42,39 @@ describe('the coordinator server', () => {
       expect(((await res.json()) as { dispatch: { id: string } }).dispatch.id).toBe(
         (created as { id: string }).id,
       )
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+  }, 20_000)
+
+  it('wakes a claim waiting on another coordinator (NOTIFY from the sweep)', async () => {
+    const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
+    // a: never polls nor sweeps within the test, so only a NOTIFY wakes its waiting claim; b: sweeps.
+    const a = await startServer({ ...opts, config: { claimPollMs: 60_000, sweepIntervalMs: 600_000 } })
+    const b = await startServer({ ...opts, config: { claimPollMs: 60_000, sweepIntervalMs: 50 } })
+    try {
+      await post(a.url, '/v1/subagents', tokens.admin, definition())
+      const created = await post(a.url, '/v1/dispatches', tokens.admin, {
+        subagent: 'frontend-fixer',
+        workspace,
+      })
+      const { id } = (await created.json()) as { id: string }
+      expect((await post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w1' })).status).toBe(200)
+
+      const started = Date.now()
+      const waiting = post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w2', waitMs: 8_000 })
+      await new Promise((r) => setTimeout(r, 300))
+      await t.db.orm.execute(
+        sql`UPDATE dispatches SET lease_expires_at = now() - interval '1 second' WHERE id = ${id}`,
+      )
+      const res = await waiting
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { dispatch: { id: string; attempt: number } }).dispatch).toMatchObject({
+        id,
+        attempt: 2,
+      })
+      // Without the NOTIFY, a's claim would look again only at the end of its waitMs.
+      expect(Date.now() - started).toBeLessThan(4_000)
     } finally {
       await Promise.all([a.stop(), b.stop()])
     }

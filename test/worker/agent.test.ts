@@ -15,6 +15,19 @@ async function workspace() {
 
 const env = { PATH: process.env.PATH ?? '', TOKEN: 'agent-env' }
 
+// Runs a shell script as the agent and collects the lines it passed on.
+async function linesOf(script: string) {
+  const lines: string[] = []
+  const run = await runAgent({
+    workspace: await workspace(),
+    command: ['sh', '-c', script],
+    env,
+    signal: new AbortController().signal,
+    onLine: (line) => lines.push(line),
+  })
+  return { run, lines }
+}
+
 describe('runAgent', () => {
   it('runs agent.command in the workspace with the agent environment and streams its lines', async () => {
     const dir = await workspace()
@@ -32,16 +45,8 @@ describe('runAgent', () => {
   })
 
   it('passes a long run of output without a newline on in bounded pieces, and keeps reading', async () => {
-    const lines: string[] = []
     // 20 MB without a newline, then a multi-byte character and CRLF, then a line
-    const script = 'head -c 20000000 /dev/zero | tr "\\0" x; printf "é\\r\\nafter\\n"'
-    const run = await runAgent({
-      workspace: await workspace(),
-      command: ['sh', '-c', script],
-      env,
-      signal: new AbortController().signal,
-      onLine: (line) => lines.push(line),
-    })
+    const { run, lines } = await linesOf('head -c 20000000 /dev/zero | tr "\\0" x; printf "é\\r\\nafter\\n"')
     expect(run.exitCode).toBe(0)
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(16_384)
     expect(lines.join('').length).toBe(20_000_000 + 'éafter'.length)
@@ -49,17 +54,10 @@ describe('runAgent', () => {
   })
 
   it('decodes a character split across writes, keeps surrogate pairs whole, and passes on a last line without a newline', async () => {
-    const lines: string[] = []
     // é as two bytes in two writes; an emoji straddling the 16,384th character; no final newline
-    const script =
-      "printf '\\303'; sleep 0.1; printf '\\251\\n'; head -c 16383 /dev/zero | tr '\\0' a; printf '\\360\\237\\230\\200b\\r\\nlast'"
-    const run = await runAgent({
-      workspace: await workspace(),
-      command: ['sh', '-c', script],
-      env,
-      signal: new AbortController().signal,
-      onLine: (line) => lines.push(line),
-    })
+    const { run, lines } = await linesOf(
+      "printf '\\303'; sleep 0.1; printf '\\251\\n'; head -c 16383 /dev/zero | tr '\\0' a; printf '\\360\\237\\230\\200b\\r\\nlast'",
+    )
     expect(run.exitCode).toBe(0)
     expect(lines[0]).toBe('é')
     expect(lines[1]).toBe('a'.repeat(16_383))
