@@ -51,6 +51,27 @@ describe('reports on PGlite', () => {
     expect(summary.body.items[0]).toMatchObject({ checks: 3, firstUnmetAfterMetAt: null })
   })
 
+  it('filters by kind and reason, alone and with a report filter, paging one by one', async () => {
+    const unmetOnes = seeded.slice(3).reverse()
+    for (const filter of [
+      'reason=not-found',
+      'kind=exec&reason=not-found',
+      'reason=not-found&outcome=unmet',
+    ]) {
+      const seen: string[] = []
+      let cursor: string | null = null
+      do {
+        const { body }: { body: ReportPage } = await h.get(
+          `/v1/reports?${filter}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        )
+        seen.push(...body.items.map((i) => i.dispatchId))
+        cursor = body.nextCursor
+      } while (cursor)
+      expect(seen).toEqual(unmetOnes)
+    }
+    expect((await h.get('/v1/reports?kind=exec&worker=w-1')).body.items).toHaveLength(seeded.length)
+  })
+
   it('summarises drift', async () => {
     const { body } = await h.get('/v1/reports/summary')
     expect(body.items).toEqual([
