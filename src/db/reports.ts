@@ -80,12 +80,29 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
   const byResults = query.kind !== undefined || query.reason !== undefined
   const byReports = query.outcome !== undefined || query.subagent !== undefined || query.worker !== undefined
   if (byResults && !byReports) return byResult(db, query, after)
-  return db
-    .select(columns)
+  const filtered = and(...conditionsFor(query), ...window(pr.createdAt, query, after), hasResult(query))
+  if (!byResults) {
+    return db
+      .select(columns)
+      .from(pr)
+      .where(filtered)
+      .orderBy(desc(pr.createdAt), desc(pr.id))
+      .limit(query.limit + 1)
+  }
+  // The page's ids first, from the indexes alone, then its rows: with the rows in the same query the
+  // planner would rather look each matching result's report up than merge two index walks.
+  const page = db
+    .select({ id: pr.id, createdAt: pr.createdAt })
     .from(pr)
-    .where(and(...conditionsFor(query), ...window(pr.createdAt, query, after), hasResult(query)))
+    .where(filtered)
     .orderBy(desc(pr.createdAt), desc(pr.id))
     .limit(query.limit + 1)
+    .as('page')
+  return db
+    .select(columns)
+    .from(page)
+    .innerJoin(pr, eq(pr.id, page.id))
+    .orderBy(desc(page.createdAt), desc(page.id))
 }
 
 // A kind or a reason alone (both: one result with both): the query walks the matching results newest
