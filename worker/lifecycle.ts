@@ -2,7 +2,7 @@
 import type { Claim } from './api.js'
 import { LeaseLostError } from './api.js'
 import { Abandoned, type DispatchDeps, type Ending, openJob } from './job.js'
-import { agent, baseline, complete, prepare, report, setup, setupFailed, verify } from './steps.js'
+import { agent, baseline, complete, fault, prepare, report, setup, setupFailed, verify } from './steps.js'
 
 export async function runDispatch(claim: Claim, deps: DispatchDeps): Promise<Ending> {
   const job = openJob(claim, deps)
@@ -10,7 +10,7 @@ export async function runDispatch(claim: Claim, deps: DispatchDeps): Promise<End
   try {
     ending = await run()
   } catch (err) {
-    ending = abandon(err)
+    ending = await abandon(err)
   } finally {
     await job.close(ending)
   }
@@ -28,11 +28,14 @@ export async function runDispatch(claim: Claim, deps: DispatchDeps): Promise<End
     return complete(job, exit, base)
   }
 
-  // Lost lease, shutdown or a fault: write nothing more; the lease expires and another attempt runs it.
-  function abandon(err: unknown): Ending {
+  // Lost lease, shutdown or a fault: the lease expires and another attempt runs it. A fault (the
+  // baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while the lease
+  // still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
+  async function abandon(err: unknown): Promise<Ending> {
     const why = err instanceof Error ? err.message : String(err)
     const expected = err instanceof Abandoned || err instanceof LeaseLostError
     deps.log[expected ? 'info' : 'warn'](`dispatch ${claim.dispatch.id}: abandoned: ${why}`)
+    if (!expected) await fault(job, why)
     return 'abandoned'
   }
 }

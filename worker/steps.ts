@@ -138,6 +138,26 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   return 'setup_failed'
 }
 
+// Best effort and bounded: a fault is already the end of this attempt, so an unreachable coordinator
+// must not hold it for the client's whole retry budget.
+const FAULT_POST_MS = 10_000
+
+export async function fault(job: Job, message: string): Promise<void> {
+  if (job.signal.aborted) return
+  const bounded = new AbortController()
+  const timer = setTimeout(() => bounded.abort(), FAULT_POST_MS)
+  const stop = () => bounded.abort()
+  job.signal.addEventListener('abort', stop, { once: true })
+  try {
+    await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded.signal)
+  } catch {
+    // the worker log has it
+  } finally {
+    clearTimeout(timer)
+    job.signal.removeEventListener('abort', stop)
+  }
+}
+
 function short(job: Job): string {
   return job.fence.id.slice(0, 8)
 }

@@ -26,9 +26,12 @@ afterEach(async () => {
   for (const dir of made.splice(0)) await rm(dir, { recursive: true, force: true })
 })
 
-// Answers every worker route as the coordinator would, and the preflight report with `answer`.
-async function standIn(answer: Answer) {
-  const seen: { path: string; step?: string }[] = []
+const COMPLETED: Answer = { status: 200, body: { status: 'succeeded' } }
+
+// Answers every worker route as the coordinator would, the preflight report with `answer` and the
+// completion with `completion`.
+async function standIn(answer: Answer, completion = COMPLETED) {
+  const seen: { path: string; step?: string; detail?: unknown }[] = []
   const reply = (res: ServerResponse, status: number, text?: string) => {
     res.writeHead(status, { 'content-type': 'application/json' })
     res.end(text)
@@ -37,8 +40,8 @@ async function standIn(answer: Answer) {
     let text = ''
     for await (const chunk of req) text += chunk
     const path = req.url ?? ''
-    const step = (JSON.parse(text || '{}') as { step?: string }).step
-    seen.push({ path, ...(step ? { step } : {}) })
+    const { step, detail } = JSON.parse(text || '{}') as { step?: string; detail?: unknown }
+    seen.push({ path, ...(step ? { step, detail } : {}) })
     if (path.endsWith('/heartbeat')) {
       const expiresAt = new Date(Date.now() + 60_000).toISOString()
       return reply(res, 200, JSON.stringify({ status: 'running', lease: { token: 'lease', expiresAt } }))
@@ -50,7 +53,7 @@ async function standIn(answer: Answer) {
         answer.status,
         answer.raw ?? (answer.body === undefined ? undefined : JSON.stringify(answer.body)),
       )
-    if (path.endsWith('/complete')) return reply(res, 200, JSON.stringify({ status: 'succeeded' }))
+    if (path.endsWith('/complete')) return reply(res, completion.status, JSON.stringify(completion.body))
     reply(res, 404, JSON.stringify({ error: { code: 'not-found', message: path } }))
   }
   server = createServer((req, res) => void handle(req, res))
@@ -59,8 +62,8 @@ async function standIn(answer: Answer) {
   return { url: `http://127.0.0.1:${port}`, seen }
 }
 
-async function dispatchWith(answer: Answer) {
-  const { url, seen } = await standIn(answer)
+async function dispatchWith(answer: Answer, completion = COMPLETED) {
+  const { url, seen } = await standIn(answer, completion)
   const workspace = await tempDir('preflight-decision-ws-')
   const workdir = await tempDir('preflight-decision-work-')
   made.push(workspace, workdir)
@@ -91,6 +94,7 @@ async function dispatchWith(answer: Answer) {
     agentRan: existsSync(marker),
     steps: seen.flatMap((s) => (s.step ? [s.step] : [])),
     completions: seen.filter((s) => s.path.endsWith('/complete')).length,
+    faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
   }
 }
 
@@ -102,7 +106,19 @@ describe('the decision that starts the agent', () => {
       agentRan: true,
       steps: ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent'],
       completions: 1,
+      faults: [],
     })
+  })
+
+  it('posts a fault the coordinator refused as a `fault` event, then leaves the lease to lapse', async () => {
+    const refused = { status: 400, body: { error: { code: 'invalid-request', message: 'no such field' } } }
+    const run = await dispatchWith({ status: 200, body: { decision: 'proceed', status: 'running' } }, refused)
+    expect(run).toMatchObject({
+      ending: 'abandoned',
+      steps: ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent', 'fault'],
+      completions: 1,
+    })
+    expect(run.faults).toEqual([{ message: expect.stringContaining('400 no such field') }])
   })
 
   const refusals: [string, Answer][] = [
@@ -121,6 +137,7 @@ describe('the decision that starts the agent', () => {
       agentRan: false,
       steps: ['prepare', 'setup', 'verify', 'report'],
       completions: 0,
+      faults: [],
     })
   })
 })
