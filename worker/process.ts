@@ -28,6 +28,8 @@ export interface RunResult {
 }
 
 const KILL_GRACE_MS = 5_000
+// how long output is still read after the program exited
+const OUTPUT_GRACE_MS = 1_000
 const TAIL_CHARS = 8_192
 // a longer run of output without a newline is passed on in pieces of this many characters
 const MAX_LINE = 16_384
@@ -51,7 +53,16 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
   })
   opts.onStart?.(subprocess.pid)
   const stop = stopper(subprocess.pid)
-  subprocess.once('exit', () => stop.reap())
+  let drain: NodeJS.Timeout | undefined
+  subprocess.once('exit', () => {
+    stop.reap()
+    // What still holds the output open now escaped the group (setsid): it is not the program's
+    // output, and waiting for it would outlast every time bound. Read what is buffered, then stop.
+    drain = setTimeout(() => {
+      subprocess.stdout?.destroy()
+      subprocess.stderr?.destroy()
+    }, OUTPUT_GRACE_MS)
+  })
   const timer = opts.timeoutMs ? setTimeout(() => stop.end('timeout'), opts.timeoutMs) : undefined
   const onAbort = () => stop.end('cancel')
   if (opts.signal?.aborted) onAbort()
@@ -72,6 +83,7 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
     // the iterable rejects when the subprocess fails; the result below says how
   } finally {
     clearTimeout(timer)
+    clearTimeout(drain)
     opts.signal?.removeEventListener('abort', onAbort)
   }
   const result = await subprocess
@@ -102,14 +114,19 @@ function stopper(pid: number | undefined) {
   }
   const state = {
     why: undefined as 'timeout' | 'cancel' | undefined,
+    exited: false,
+    // a program that already exited was neither timed out nor cancelled, whatever its output still does
     end(why: 'timeout' | 'cancel') {
-      if (state.why) return
+      if (state.why || state.exited) return
       state.why = why
       signalGroup('SIGTERM')
       force = setTimeout(() => signalGroup('SIGKILL'), KILL_GRACE_MS)
       force.unref()
     },
-    reap: () => signalGroup('SIGKILL'),
+    reap() {
+      state.exited = true
+      signalGroup('SIGKILL')
+    },
     done: () => clearTimeout(force),
   }
   return state
@@ -147,7 +164,10 @@ class Lines {
     const parts = (this.pending + this.decoder.write(Buffer.from(chunk))).split('\n')
     this.pending = parts.pop() ?? ''
     for (const part of parts) this.line(part)
-    while (this.pending.length > MAX_LINE) this.pending = this.pending.slice(this.cut(this.pending))
+    // a trailing \r may be the first half of a \r\n: it does not count towards the bound
+    while (this.pending.length - (this.pending.endsWith('\r') ? 1 : 0) > MAX_LINE) {
+      this.pending = this.pending.slice(this.cut(this.pending))
+    }
   }
   end() {
     const rest = this.pending + this.decoder.end()

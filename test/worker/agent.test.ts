@@ -65,6 +65,36 @@ describe('runAgent', () => {
     expect(lines.slice(3)).toEqual(['last'])
   })
 
+  it('ends with the agent even when a process that left its group holds the output open', async () => {
+    const dir = await workspace()
+    const started = Date.now()
+    // the escaped process keeps stdout open for 30 s; the agent itself exits 0 at once
+    const script =
+      "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & while [ ! -s escaped.pid ]; do sleep 0.01; done; echo done; exit 0"
+    const run = await runAgent({
+      workspace: dir,
+      command: ['sh', '-c', script],
+      env,
+      signal: new AbortController().signal,
+      onLine: () => {},
+      timeoutMs: 500,
+    })
+    try {
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(run).toMatchObject({ exitCode: 0, timedOut: false, cancelled: false })
+      expect(run.tail).toBe('done')
+    } finally {
+      process.kill(Number(await readFile(join(dir, 'escaped.pid'), 'utf8')), 'SIGKILL')
+    }
+  }, 20_000)
+
+  it('ends a line of exactly 16,384 characters at its CRLF, also when CR and LF come in two writes', async () => {
+    const { lines } = await linesOf(
+      "head -c 16384 /dev/zero | tr '\\0' a; printf '\\r'; sleep 0.1; printf '\\nnext\\n'",
+    )
+    expect(lines).toEqual(['a'.repeat(16_384), 'next'])
+  })
+
   it('keeps reading the output when passing a line on fails', async () => {
     const run = await runAgent({
       workspace: await workspace(),
