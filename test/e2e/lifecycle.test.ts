@@ -2,15 +2,14 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { git, makeRepo, tempDir } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
   dispatch,
+  e2eSuite,
   fakeAgent,
-  killAll,
   type Proc,
   register,
   startCoordinator,
@@ -20,39 +19,29 @@ import {
   waitForStatus,
 } from './support.js'
 
-let db: TestDatabase
+// suite.repo is another repository: the worker's own environment points git at it (GIT_DIR), and
+// nothing of that may reach a check.
+const suite = e2eSuite({ 'other.txt': 'not the workspace\n' })
 let coordinator: Coordinator
 let worker: Proc
-let scratch: string
 let root: string
-let otherRepo: string
 
 beforeAll(async () => {
-  db = await createTestDatabase()
-  scratch = await tempDir('preflight-e2e-')
-  root = join(scratch, 'root')
+  root = join(suite.scratch, 'root')
   await mkdir(root)
-  // The worker's own environment points git at another repository: nothing of it may reach a check.
-  otherRepo = await makeRepo({ 'other.txt': 'not the workspace\n' })
-  coordinator = await startCoordinator(db.url ?? '')
+  coordinator = await startCoordinator(suite.db.url ?? '')
   worker = startWorker(coordinator.url, {
-    workdir: join(scratch, 'work'),
+    workdir: join(suite.scratch, 'work'),
     roots: [root],
-    env: { GIT_DIR: join(otherRepo, '.git'), E2E_PASSED: 'passed', E2E_SECRET: 'leaked' },
+    env: { GIT_DIR: join(suite.repo, '.git'), E2E_PASSED: 'passed', E2E_SECRET: 'leaked' },
     args: ['--pass-env', 'E2E_PASSED'],
   })
-})
-
-afterAll(async () => {
-  await killAll()
-  await db?.drop()
-  await Promise.all([scratch, otherRepo].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })))
 })
 
 const wait = (id: string) => waitForStatus(coordinator.url, id, 30_000, [worker, coordinator])
 
 async function subagent(name: string, contextRequires: Record<string, unknown>, sleepSeconds = 0) {
-  const marker = join(scratch, `${name}.marker`)
+  const marker = join(suite.scratch, `${name}.marker`)
   await register(coordinator.url, {
     name,
     agent: { command: fakeAgent(marker, sleepSeconds) },
@@ -155,7 +144,7 @@ const WORKER_STEPS = ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent
 describe('the agent environment', () => {
   it('holds the allowlist, --pass-env names and agent.env, and nothing else of the worker', async () => {
     const repo = await makeRepo()
-    const out = join(scratch, 'agent-env.txt')
+    const out = join(suite.scratch, 'agent-env.txt')
     const script = `echo "$E2E_PASSED|\${E2E_SECRET:-unset}|\${GIT_DIR:-unset}|$FROM_DEFINITION" > ${JSON.stringify(out)}`
     await register(coordinator.url, {
       name: 'e2e-env',

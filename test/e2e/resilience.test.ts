@@ -1,16 +1,15 @@
 // End to end: a worker killed mid-agent, and a coordinator restarted between report and complete.
 import { existsSync } from 'node:fs'
-import { readFile, rm } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
-import { alive, makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { alive } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
   dispatch,
+  e2eSuite,
   getDispatch,
-  killAll,
   register,
   startCoordinator,
   startWorker,
@@ -20,20 +19,11 @@ import {
   waitUntil,
 } from './support.js'
 
-let db: TestDatabase
+const suite = e2eSuite()
 let coordinator: Coordinator
-let scratch: string
-let repo: string
 const agentPids: number[] = []
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  scratch = await tempDir('preflight-e2e-')
-  repo = await makeRepo({ 'package.json': '{}\n' })
-})
-
 afterAll(async () => {
-  await killAll()
   // An agent whose worker was SIGKILLed keeps running (as it would until its container is removed);
   // it leads its own process group.
   for (const pid of agentPids) {
@@ -41,8 +31,6 @@ afterAll(async () => {
       process.kill(-pid, 'SIGKILL')
     } catch {}
   }
-  await db?.drop()
-  await Promise.all([scratch, repo].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })))
 })
 
 // The first run blocks (a worker to kill); later runs finish at once. Each run appends its pid.
@@ -68,15 +56,15 @@ async function reportsOf(id: string, subagent: string) {
 describe('resilience', () => {
   it('lets a second worker complete a dispatch whose worker was SIGKILLed during the agent', async () => {
     // Short leases, so the dead worker's dispatch comes back within seconds.
-    coordinator = await startCoordinator(db.url ?? '', undefined, 2_000)
-    const marker = join(scratch, 'killed.marker')
+    coordinator = await startCoordinator(suite.db.url ?? '', undefined, 2_000)
+    const marker = join(suite.scratch, 'killed.marker')
     await register(coordinator.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
-    const first = startWorker(coordinator.url, { workdir: join(scratch, 'w1'), id: 'first' })
-    const id = await dispatch(coordinator.url, 'e2e-killed', { repo })
+    const first = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
+    const id = await dispatch(coordinator.url, 'e2e-killed', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).length === 1, 30_000, first.output)
     agentPids.push(Number((await lines(marker))[0]))
     await first.stop('SIGKILL')
-    const second = startWorker(coordinator.url, { workdir: join(scratch, 'w2'), id: 'second' })
+    const second = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w2'), id: 'second' })
     const d = await waitForStatus(coordinator.url, id, 45_000, [second, coordinator])
     expect(d).toMatchObject({ status: 'succeeded', attempt: 2, completion: { exitCode: 0 } })
     expect(await lines(marker)).toHaveLength(2)
@@ -86,17 +74,17 @@ describe('resilience', () => {
   }, 90_000)
 
   it('stops the agent of a worker that lost its lease and never completes that attempt', async () => {
-    coordinator = await startCoordinator(db.url ?? '', undefined, 2_000)
-    const marker = join(scratch, 'paused.marker')
+    coordinator = await startCoordinator(suite.db.url ?? '', undefined, 2_000)
+    const marker = join(suite.scratch, 'paused.marker')
     await register(coordinator.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
-    const paused = startWorker(coordinator.url, { workdir: join(scratch, 'w4'), id: 'paused' })
-    const id = await dispatch(coordinator.url, 'e2e-paused', { repo })
+    const paused = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
+    const id = await dispatch(coordinator.url, 'e2e-paused', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).length === 1, 30_000, paused.output)
     const firstAgent = Number((await lines(marker))[0])
     agentPids.push(firstAgent)
     // Frozen past its lease: the dispatch goes to another worker meanwhile.
     paused.child.kill('SIGSTOP')
-    const other = startWorker(coordinator.url, { workdir: join(scratch, 'w5'), id: 'other' })
+    const other = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w5'), id: 'other' })
     const d = await waitForStatus(coordinator.url, id, 45_000, [other, coordinator])
     paused.child.kill('SIGCONT')
     await waitUntil(async () => !alive(firstAgent), 30_000, paused.output)
@@ -109,19 +97,19 @@ describe('resilience', () => {
 
   it('retries the completion until a restarted coordinator takes it', async () => {
     // Leases longer than the outage: the worker's own attempt must be the one that completes.
-    coordinator = await startCoordinator(db.url ?? '', undefined, 60_000)
-    const marker = join(scratch, 'restart.marker')
+    coordinator = await startCoordinator(suite.db.url ?? '', undefined, 60_000)
+    const marker = join(suite.scratch, 'restart.marker')
     const agent = `echo started >> ${JSON.stringify(marker)}; sleep 1; echo finished >> ${JSON.stringify(marker)}`
     await register(coordinator.url, { name: 'e2e-restart', agent: { command: ['sh', '-c', agent] } })
-    const worker = startWorker(coordinator.url, { workdir: join(scratch, 'w3'), id: 'steady' })
-    const id = await dispatch(coordinator.url, 'e2e-restart', { repo })
+    const worker = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w3'), id: 'steady' })
+    const id = await dispatch(coordinator.url, 'e2e-restart', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
     const port = Number(new URL(coordinator.url).port)
     await coordinator.stop('SIGKILL')
     // The agent finishes while no coordinator answers: the completion has to wait for the restart.
     await waitUntil(async () => (await lines(marker)).includes('finished'), 30_000)
     await new Promise((r) => setTimeout(r, 500))
-    coordinator = await startCoordinator(db.url ?? '', port, 60_000)
+    coordinator = await startCoordinator(suite.db.url ?? '', port, 60_000)
     const d = await waitForStatus(coordinator.url, id, 45_000, [worker, coordinator])
     expect(d).toMatchObject({ status: 'succeeded', attempt: 1, completion: { exitCode: 0 } })
     expect(await reportsOf(id, 'e2e-restart')).toEqual([1])
@@ -129,12 +117,15 @@ describe('resilience', () => {
   }, 90_000)
 
   it('gives up retrying a completion once its grace period after SIGTERM is over', async () => {
-    coordinator = await startCoordinator(db.url ?? '', undefined, 60_000)
-    const marker = join(scratch, 'orphaned.marker')
+    coordinator = await startCoordinator(suite.db.url ?? '', undefined, 60_000)
+    const marker = join(suite.scratch, 'orphaned.marker')
     const agent = `echo started >> ${JSON.stringify(marker)}; sleep 0.5; echo finished >> ${JSON.stringify(marker)}`
     await register(coordinator.url, { name: 'e2e-orphaned', agent: { command: ['sh', '-c', agent] } })
-    const worker = startWorker(coordinator.url, { workdir: join(scratch, 'w6'), args: ['--grace-ms', '300'] })
-    await dispatch(coordinator.url, 'e2e-orphaned', { repo })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(suite.scratch, 'w6'),
+      args: ['--grace-ms', '300'],
+    })
+    await dispatch(coordinator.url, 'e2e-orphaned', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
     await coordinator.stop('SIGKILL')
     // The completion now retries against nobody; the stop must not wait for its whole retry budget.

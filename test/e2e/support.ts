@@ -1,7 +1,11 @@
 // Real processes for the end-to-end tests: a coordinator, workers, and the HTTP calls of an orchestrator.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
+import { afterAll, beforeAll } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { makeRepo, tempDir } from '../worker/git-fixtures.js'
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
 export const TOKENS = {
@@ -61,6 +65,33 @@ export async function killAll(): Promise<void> {
         }),
     ),
   )
+}
+
+export interface Suite {
+  db: TestDatabase
+  // a directory for the suite's markers and workdirs
+  scratch: string
+  // a git repository with `files`, to dispatch against
+  repo: string
+}
+
+// One suite's fresh database, scratch directory and sample repository, made before its tests and
+// removed after them together with every process the suite started. Read the fields inside tests
+// and hooks: they are set when the suite starts.
+export function e2eSuite(files: Record<string, string> = { 'package.json': '{}\n' }): Suite {
+  const suite = {} as Suite
+  beforeAll(async () => {
+    suite.db = await createTestDatabase()
+    suite.scratch = await tempDir('preflight-e2e-')
+    suite.repo = await makeRepo(files)
+  })
+  afterAll(async () => {
+    await killAll()
+    await suite.db?.drop()
+    const dirs = [suite.scratch, suite.repo].filter(Boolean)
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
+  })
+  return suite
 }
 
 export async function freePort(): Promise<number> {

@@ -1,16 +1,15 @@
 // End to end: the worker process's graceful stop and what it leaves in its workdir.
 import { existsSync } from 'node:fs'
-import { readdir, readFile, rm } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
-import { diesWithin, makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { diesWithin } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
   dispatch,
+  e2eSuite,
   getDispatch,
-  killAll,
   register,
   startCoordinator,
   startWorker,
@@ -20,22 +19,11 @@ import {
   waitUntil,
 } from './support.js'
 
-let db: TestDatabase
+const suite = e2eSuite()
 let coordinator: Coordinator
-let scratch: string
-let repo: string
 
 beforeAll(async () => {
-  db = await createTestDatabase()
-  scratch = await tempDir('preflight-e2e-')
-  repo = await makeRepo({ 'package.json': '{}\n' })
-  coordinator = await startCoordinator(db.url ?? '', undefined, 60_000)
-})
-
-afterAll(async () => {
-  await killAll()
-  await db?.drop()
-  await Promise.all([scratch, repo].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })))
+  coordinator = await startCoordinator(suite.db.url ?? '', undefined, 60_000)
 })
 
 // Writes its pid, then sleeps; `done` marks a run that finished.
@@ -46,16 +34,16 @@ function sleepingAgent(marker: string, seconds: number): string[] {
 
 describe('worker process', () => {
   it('on SIGTERM stops claiming and lets the running dispatch finish within the grace period', async () => {
-    const marker = join(scratch, 'graceful.marker')
+    const marker = join(suite.scratch, 'graceful.marker')
     await register(coordinator.url, { name: 'e2e-graceful', agent: { command: sleepingAgent(marker, 1) } })
     const worker = startWorker(coordinator.url, {
-      workdir: join(scratch, 'w1'),
+      workdir: join(suite.scratch, 'w1'),
       args: ['--grace-ms', '30000'],
     })
-    const running = await dispatch(coordinator.url, 'e2e-graceful', { repo })
+    const running = await dispatch(coordinator.url, 'e2e-graceful', { repo: suite.repo })
     await waitUntil(async () => existsSync(marker), 30_000, worker.output)
     worker.child.kill('SIGTERM')
-    const queued = await dispatch(coordinator.url, 'e2e-graceful', { repo })
+    const queued = await dispatch(coordinator.url, 'e2e-graceful', { repo: suite.repo })
     expect(await worker.exited).toBe(0)
     expect((await getDispatch(coordinator.url, running)).status).toBe('succeeded')
     expect((await getDispatch(coordinator.url, queued)).status).toBe('queued')
@@ -63,10 +51,13 @@ describe('worker process', () => {
   }, 60_000)
 
   it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
-    const marker = join(scratch, 'impatient.marker')
+    const marker = join(suite.scratch, 'impatient.marker')
     await register(coordinator.url, { name: 'e2e-impatient', agent: { command: sleepingAgent(marker, 60) } })
-    const worker = startWorker(coordinator.url, { workdir: join(scratch, 'w2'), args: ['--grace-ms', '200'] })
-    const id = await dispatch(coordinator.url, 'e2e-impatient', { repo })
+    const worker = startWorker(coordinator.url, {
+      workdir: join(suite.scratch, 'w2'),
+      args: ['--grace-ms', '200'],
+    })
+    const id = await dispatch(coordinator.url, 'e2e-impatient', { repo: suite.repo })
     await waitUntil(async () => existsSync(marker), 30_000, worker.output)
     const pid = Number((await readFile(marker, 'utf8')).trim())
     worker.child.kill('SIGTERM')
@@ -78,13 +69,13 @@ describe('worker process', () => {
   }, 60_000)
 
   it('stops an agent past --agent-timeout-ms and completes the dispatch as failed', async () => {
-    const marker = join(scratch, 'slow.marker')
+    const marker = join(suite.scratch, 'slow.marker')
     await register(coordinator.url, { name: 'e2e-slow', agent: { command: sleepingAgent(marker, 60) } })
     const worker = startWorker(coordinator.url, {
-      workdir: join(scratch, 'w8'),
+      workdir: join(suite.scratch, 'w8'),
       args: ['--agent-timeout-ms', '1500'],
     })
-    const id = await dispatch(coordinator.url, 'e2e-slow', { repo })
+    const id = await dispatch(coordinator.url, 'e2e-slow', { repo: suite.repo })
     const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
     await worker.stop()
     // sh got SIGTERM: 128 + 15
@@ -113,10 +104,10 @@ describe('worker process', () => {
     const command = ['sh', '-c', "trap 'exit 0' TERM; sleep 60 & wait"]
     await register(coordinator.url, { name: 'e2e-slow-polite', agent: { command } })
     const worker = startWorker(coordinator.url, {
-      workdir: join(scratch, 'w10'),
+      workdir: join(suite.scratch, 'w10'),
       args: ['--agent-timeout-ms', '1000'],
     })
-    const id = await dispatch(coordinator.url, 'e2e-slow-polite', { repo })
+    const id = await dispatch(coordinator.url, 'e2e-slow-polite', { repo: suite.repo })
     const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
     await worker.stop()
     expect(d).toMatchObject({ status: 'failed', completion: { exitCode: 124 } })
@@ -128,8 +119,8 @@ describe('worker process', () => {
 
   it('runs up to --concurrency dispatches at once', async () => {
     // Each agent waits for the other to have started: both succeed only when they run side by side.
-    const a = join(scratch, 'side-a')
-    const b = join(scratch, 'side-b')
+    const a = join(suite.scratch, 'side-a')
+    const b = join(suite.scratch, 'side-b')
     const barrier = (mine: string, theirs: string) => [
       'sh',
       '-c',
@@ -138,12 +129,12 @@ describe('worker process', () => {
     await register(coordinator.url, { name: 'e2e-side-a', agent: { command: barrier(a, b) } })
     await register(coordinator.url, { name: 'e2e-side-b', agent: { command: barrier(b, a) } })
     const worker = startWorker(coordinator.url, {
-      workdir: join(scratch, 'w4'),
+      workdir: join(suite.scratch, 'w4'),
       args: ['--concurrency', '2'],
     })
     const ids = [
-      await dispatch(coordinator.url, 'e2e-side-a', { repo }),
-      await dispatch(coordinator.url, 'e2e-side-b', { repo }),
+      await dispatch(coordinator.url, 'e2e-side-a', { repo: suite.repo }),
+      await dispatch(coordinator.url, 'e2e-side-b', { repo: suite.repo }),
     ]
     const done = await Promise.all(ids.map((id) => waitForStatus(coordinator.url, id, 45_000, [worker])))
     expect(done.map((d) => d.status)).toEqual(['succeeded', 'succeeded'])
@@ -152,10 +143,10 @@ describe('worker process', () => {
 
   it('with --max-dispatches 1 runs one dispatch, then exits 0 and leaves the rest queued', async () => {
     await register(coordinator.url, { name: 'e2e-once', agent: { command: ['true'] } })
-    const first = await dispatch(coordinator.url, 'e2e-once', { repo })
-    const second = await dispatch(coordinator.url, 'e2e-once', { repo })
+    const first = await dispatch(coordinator.url, 'e2e-once', { repo: suite.repo })
+    const second = await dispatch(coordinator.url, 'e2e-once', { repo: suite.repo })
     const worker = startWorker(coordinator.url, {
-      workdir: join(scratch, 'w9'),
+      workdir: join(suite.scratch, 'w9'),
       args: ['--max-dispatches', '1', '--concurrency', '2'],
     })
     expect(await worker.exited).toBe(0)
@@ -167,17 +158,17 @@ describe('worker process', () => {
 
   it('exits 1 when the coordinator refuses its token', async () => {
     const worker = startWorker(coordinator.url, {
-      workdir: join(scratch, 'w5'),
+      workdir: join(suite.scratch, 'w5'),
       env: { PREFLIGHT_TOKEN: 'not-a-token-of-this-coordinator' },
     })
     expect(await worker.exited).toBe(1)
   }, 30_000)
 
   it('refuses a local repository as repo-not-allowed when started without --allow-local-repos', async () => {
-    const workdir = join(scratch, 'w7')
+    const workdir = join(suite.scratch, 'w7')
     await register(coordinator.url, { name: 'e2e-local-repo', agent: { command: ['true'] } })
     const worker = startWorker(coordinator.url, { workdir, allowLocalRepos: false })
-    const id = await dispatch(coordinator.url, 'e2e-local-repo', { repo })
+    const id = await dispatch(coordinator.url, 'e2e-local-repo', { repo: suite.repo })
     const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
     expect(d).toMatchObject({ status: 'setup_failed', completion: { reason: 'repo-not-allowed' } })
     await worker.stop()
@@ -185,10 +176,10 @@ describe('worker process', () => {
   }, 60_000)
 
   it('removes the directory of a clone that failed half-way', async () => {
-    const workdir = join(scratch, 'w6')
+    const workdir = join(suite.scratch, 'w6')
     await register(coordinator.url, { name: 'e2e-badref', agent: { command: ['true'] } })
     const worker = startWorker(coordinator.url, { workdir })
-    const id = await dispatch(coordinator.url, 'e2e-badref', { repo, ref: 'no-such-branch' })
+    const id = await dispatch(coordinator.url, 'e2e-badref', { repo: suite.repo, ref: 'no-such-branch' })
     const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
     expect(d).toMatchObject({ status: 'setup_failed', completion: { reason: 'ref-not-found' } })
     await worker.stop()
@@ -196,7 +187,7 @@ describe('worker process', () => {
   }, 60_000)
 
   it('removes a finished workspace and keeps a failed one with --keep-failed', async () => {
-    const workdir = join(scratch, 'w3')
+    const workdir = join(suite.scratch, 'w3')
     await register(coordinator.url, { name: 'e2e-ok', agent: { command: ['true'] } })
     await register(coordinator.url, {
       name: 'e2e-bad',
@@ -204,8 +195,8 @@ describe('worker process', () => {
       contextRequires: { paths: ['nope'] },
     })
     const worker = startWorker(coordinator.url, { workdir, args: ['--keep-failed'] })
-    const ok = await dispatch(coordinator.url, 'e2e-ok', { repo })
-    const bad = await dispatch(coordinator.url, 'e2e-bad', { repo })
+    const ok = await dispatch(coordinator.url, 'e2e-ok', { repo: suite.repo })
+    const bad = await dispatch(coordinator.url, 'e2e-bad', { repo: suite.repo })
     expect((await waitForStatus(coordinator.url, ok, 30_000, [worker])).status).toBe('succeeded')
     expect((await waitForStatus(coordinator.url, bad, 30_000, [worker])).status).toBe('preflight_failed')
     await worker.stop()
