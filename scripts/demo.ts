@@ -70,11 +70,12 @@ function subagent(name: string, exec: string[]) {
 async function coordinator() {
   const state = await readState()
   const url = process.env.PREFLIGHT_URL ?? state?.url
-  const envTokens = process.env.PREFLIGHT_ORCHESTRATOR_TOKEN && process.env.PREFLIGHT_OPERATOR_TOKEN
+  const { PREFLIGHT_ORCHESTRATOR_TOKEN: orchestrator, PREFLIGHT_OPERATOR_TOKEN: operator } = process.env
   if (url && (await answers(`${url}/healthz`))) {
-    const tokens = envTokens
-      ? bootstrapTokens(`orchestrator:${envTokens},operator:${process.env.PREFLIGHT_OPERATOR_TOKEN}`)
-      : state?.tokens
+    const tokens =
+      orchestrator && operator
+        ? bootstrapTokens(`orchestrator:${orchestrator},operator:${operator}`)
+        : state?.tokens
     if (!tokens)
       throw new Error(
         `a coordinator answers at ${url}, but no tokens: set PREFLIGHT_ORCHESTRATOR_TOKEN and PREFLIGHT_OPERATOR_TOKEN`,

@@ -6,12 +6,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseBootstrapTokens } from '../src/auth.js'
+import { ROLES, type Role } from '../src/contract/api.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const BIN = join(ROOT, 'bin', 'preflight.js')
 export const STATE_FILE = join(ROOT, '.preflight', 'start.json')
-export const ROLES = ['orchestrator', 'worker', 'operator', 'admin'] as const
-export type Tokens = Record<(typeof ROLES)[number], string>
+export type Tokens = Record<Role, string>
 
 export interface StartState {
   url: string
@@ -19,13 +20,10 @@ export interface StartState {
   pid: number
 }
 
-// PREFLIGHT_BOOTSTRAP_TOKENS="role:token,…" when set (missing roles are generated), else fresh random tokens.
+// PREFLIGHT_BOOTSTRAP_TOKENS="role:token,…" when set (missing roles are generated), else fresh random
+// tokens, readable by role (pf_<role>_…) since npm start prints them.
 export function bootstrapTokens(spec = process.env.PREFLIGHT_BOOTSTRAP_TOKENS): Tokens {
-  const given = new Map<string, string>()
-  for (const pair of (spec ?? '').split(',').filter(Boolean)) {
-    const at = pair.indexOf(':')
-    given.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim())
-  }
+  const given = new Map(parseBootstrapTokens(spec ?? '').map(({ role, token }) => [role, token]))
   const tokens = {} as Tokens
   for (const role of ROLES) tokens[role] = given.get(role) ?? `pf_${role}_${randomBytes(16).toString('hex')}`
   return tokens
