@@ -33,7 +33,8 @@ export async function runDispatch(claim: Claim, deps: DispatchDeps): Promise<End
   // still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
   async function abandon(err: unknown): Promise<Ending> {
     const why = err instanceof Error ? err.message : String(err)
-    const expected = err instanceof Abandoned || err instanceof LeaseLostError
+    // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
+    const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError
     deps.log[expected ? 'info' : 'warn'](`dispatch ${claim.dispatch.id}: abandoned: ${why}`)
     if (!expected) await fault(job, why)
     return 'abandoned'

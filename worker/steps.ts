@@ -143,18 +143,11 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
 const FAULT_POST_MS = 10_000
 
 export async function fault(job: Job, message: string): Promise<void> {
-  if (job.signal.aborted) return
-  const bounded = new AbortController()
-  const timer = setTimeout(() => bounded.abort(), FAULT_POST_MS)
-  const stop = () => bounded.abort()
-  job.signal.addEventListener('abort', stop, { once: true })
+  const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(FAULT_POST_MS)])
   try {
-    await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded.signal)
+    await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded)
   } catch {
     // the worker log has it
-  } finally {
-    clearTimeout(timer)
-    job.signal.removeEventListener('abort', stop)
   }
 }
 

@@ -30,7 +30,7 @@ const COMPLETED: Answer = { status: 200, body: { status: 'succeeded' } }
 
 // Answers every worker route as the coordinator would, the preflight report with `answer` and the
 // completion with `completion`.
-async function standIn(answer: Answer, completion = COMPLETED) {
+async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
   const seen: { path: string; step?: string; detail?: unknown }[] = []
   const reply = (res: ServerResponse, status: number, text?: string) => {
     res.writeHead(status, { 'content-type': 'application/json' })
@@ -47,12 +47,11 @@ async function standIn(answer: Answer, completion = COMPLETED) {
       return reply(res, 200, JSON.stringify({ status: 'running', lease: { token: 'lease', expiresAt } }))
     }
     if (path.endsWith('/events')) return reply(res, 200, JSON.stringify({ step, attempt: 1 }))
-    if (path.endsWith('/preflight'))
-      return reply(
-        res,
-        answer.status,
-        answer.raw ?? (answer.body === undefined ? undefined : JSON.stringify(answer.body)),
-      )
+    if (path.endsWith('/preflight')) {
+      if (answer === 'hang') return // never answered: the worker's request waits until it is aborted
+      const text = answer.raw ?? (answer.body === undefined ? undefined : JSON.stringify(answer.body))
+      return reply(res, answer.status, text)
+    }
     if (path.endsWith('/complete')) return reply(res, completion.status, JSON.stringify(completion.body))
     reply(res, 404, JSON.stringify({ error: { code: 'not-found', message: path } }))
   }
@@ -62,12 +61,13 @@ async function standIn(answer: Answer, completion = COMPLETED) {
   return { url: `http://127.0.0.1:${port}`, seen }
 }
 
-async function dispatchWith(answer: Answer, completion = COMPLETED) {
+async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, worker = new AbortController()) {
   const { url, seen } = await standIn(answer, completion)
   const workspace = await tempDir('preflight-decision-ws-')
   const workdir = await tempDir('preflight-decision-work-')
   made.push(workspace, workdir)
   const marker = join(workspace, 'agent-ran')
+  const warnings: string[] = []
   const claim = {
     dispatch: {
       id: randomUUID(),
@@ -84,10 +84,10 @@ async function dispatchWith(answer: Answer, completion = COMPLETED) {
   }
   const ending = await runDispatch(claim, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
-    log: { info: () => {}, warn: () => {}, output: () => {} },
+    log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
     config: { workerId: 'w-decision', workdir, roots: [workspace], passEnv: [], keepFailed: false },
     env: process.env,
-    signal: new AbortController().signal,
+    signal: worker.signal,
   })
   return {
     ending,
@@ -95,6 +95,7 @@ async function dispatchWith(answer: Answer, completion = COMPLETED) {
     steps: seen.flatMap((s) => (s.step ? [s.step] : [])),
     completions: seen.filter((s) => s.path.endsWith('/complete')).length,
     faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
+    warnings,
   }
 }
 
@@ -107,7 +108,15 @@ describe('the decision that starts the agent', () => {
       steps: ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent'],
       completions: 1,
       faults: [],
+      warnings: [],
     })
+  })
+
+  it('takes a write cut short by shutdown as a stop, not a fault: no fault event, no warning', async () => {
+    const worker = new AbortController()
+    setTimeout(() => worker.abort(), 500)
+    const run = await dispatchWith('hang', COMPLETED, worker)
+    expect(run).toMatchObject({ ending: 'abandoned', agentRan: false, faults: [], warnings: [] })
   })
 
   it('posts a fault the coordinator refused as a `fault` event, then leaves the lease to lapse', async () => {
@@ -138,6 +147,7 @@ describe('the decision that starts the agent', () => {
       steps: ['prepare', 'setup', 'verify', 'report'],
       completions: 0,
       faults: [],
+      warnings: [],
     })
   })
 })
