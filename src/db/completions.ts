@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm'
 import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } from '../contract/api.js'
 import { canonicalJson } from '../contract/index.js'
-import { ApiError, ErrorCode } from '../errors.js'
+import { ApiError, ErrorCode, notFound } from '../errors.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { leaseLost } from './leases.js'
 import { iso, jsonb } from './sql.js'
@@ -29,7 +29,7 @@ export async function completeDispatch(db: Orm, id: string, req: CompleteRequest
           FROM dispatches WHERE id = ${id}`,
       PREPARED,
     )
-    if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
+    if (!d) throw notFound(`dispatch ${id}`)
     if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw stateError(d, 'lease')
     if (d.completion) {
       const { at: _at, ...previous } = d.completion

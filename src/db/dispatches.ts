@@ -9,7 +9,7 @@ import type {
   Workspace,
 } from '../contract/api.js'
 import { canonicalJson } from '../contract/index.js'
-import { ApiError, ErrorCode } from '../errors.js'
+import { ApiError, ErrorCode, notFound } from '../errors.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
@@ -142,7 +142,7 @@ export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreat
   )
   if (cancelled) return cancelled
   const current = await one<DispatchCreated>(db, sql`SELECT id, status FROM dispatches WHERE id = ${id}`)
-  if (!current) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
+  if (!current) throw notFound(`dispatch ${id}`)
   if (current.status === 'cancelled') return current
   throw new ApiError(409, ErrorCode.InvalidState, `a ${current.status} dispatch cannot be cancelled`, {
     status: current.status,

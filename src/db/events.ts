@@ -27,16 +27,16 @@ export async function appendWorkerEvent(
   return one<EventRecorded>(
     db,
     sql`WITH d AS (
-          SELECT id, attempt FROM dispatches
+          SELECT id, attempt, ${step}::text AS step, ${jsonb(detail)} AS detail FROM dispatches
           WHERE id = ${dispatchId} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
             AND status IN ('claimed', 'running') AND lease_expires_at > now()
         ), stored AS (
           SELECT e.step, e.at, e.attempt FROM dispatch_events e JOIN d ON e.dispatch_id = d.id
-          WHERE e.attempt = d.attempt AND e.step = ${step} AND e.detail IS NOT DISTINCT FROM ${jsonb(detail)}
+          WHERE e.attempt = d.attempt AND e.step = d.step AND e.detail IS NOT DISTINCT FROM d.detail
           LIMIT 1
         ), added AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT id, attempt, ${step}, ${jsonb(detail)} FROM d WHERE NOT EXISTS (SELECT 1 FROM stored)
+          SELECT id, attempt, step, detail FROM d WHERE NOT EXISTS (SELECT 1 FROM stored)
           RETURNING step, at, attempt
         )
         SELECT step, ${iso('at')} AS at, attempt FROM added

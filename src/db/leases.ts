@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { ClaimResponse, DispatchStatus, Lease, Workspace } from '../contract/api.js'
 import type { SubagentDefinition } from '../contract/index.js'
-import { ApiError, ErrorCode } from '../errors.js'
+import { ApiError, ErrorCode, notFound } from '../errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
@@ -92,7 +92,7 @@ export async function leaseLostOrNotFound(db: Orm, id: string): Promise<ApiError
     sql`SELECT status, attempt FROM dispatches WHERE id = ${id}`,
     PREPARED,
   )
-  if (!d) return new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
+  if (!d) return notFound(`dispatch ${id}`)
   return leaseLost(d)
 }
 

@@ -8,7 +8,7 @@ import {
   canonicalJson,
   type PreflightReport,
 } from '../contract/index.js'
-import { ApiError, ErrorCode } from '../errors.js'
+import { ApiError, ErrorCode, notFound } from '../errors.js'
 import { type Judgement, judgeReport } from '../judge.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { leaseLost } from './leases.js'
@@ -52,7 +52,7 @@ export async function storePreflight(
           WHERE d.id = ${id}`,
       PREPARED,
     )
-    if (!d) throw new ApiError(404, ErrorCode.NotFound, `dispatch ${id} not found`)
+    if (!d) throw notFound(`dispatch ${id}`)
     if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw leaseLost(d)
     if (d.previous_report && d.previous_decision) {
       // A retry of the same report gets the same answer; anything else is a conflict.

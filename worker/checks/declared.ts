@@ -5,10 +5,10 @@ import {
   GitFact,
   listRequirements,
   type Requirement,
-  type RequirementKind,
+  RequirementKind,
 } from '../../src/contract/index.js'
 
-const KNOWN = new Set<string>(['paths', 'exec', 'git'])
+const KNOWN = new Set<string>(RequirementKind.options)
 
 export function declaredRequirements(requires: ContextRequires | undefined): Requirement[] {
   const list = listRequirements(requires)
