@@ -87,6 +87,12 @@ function decided(
 const statusOf = (decision: PreflightDecision['decision']): DispatchStatus =>
   decision === 'proceed' ? 'running' : 'preflight_failed'
 
+// A complete report's judged results are the reported ones in the same order: the rows come from the
+// report just stored, and the results are not sent a second time. Only a report-incomplete verdict
+// (missing and extra rows added) sends its own list.
+const judgedRows = (judged: Judgement) =>
+  judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
+
 async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Judgement) {
   return one<{ subagent_name: string }>(
     db,
@@ -101,14 +107,14 @@ async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: J
           SELECT d.id, ${req.attempt}, d.subagent_name, d.subagent_version,
                  coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
                  ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)}
-          FROM d RETURNING id, created_at
+          FROM d RETURNING id, created_at, report -> 'results' AS results
         ), res AS (
           INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
                                            observed, duration_ms, created_at)
           SELECT r.id, x.ordinality - 1, d.subagent_name, x.value->>'kind', x.value->>'requirement',
                  x.value->>'status', x.value->>'reason', x.value->'observed', (x.value->>'durationMs')::float8,
                  r.created_at
-          FROM r, d, jsonb_array_elements(${jsonb(judged.results)}) WITH ORDINALITY AS x(value, ordinality)
+          FROM r, d, jsonb_array_elements(coalesce(${judgedRows(judged)}, r.results)) WITH ORDINALITY AS x(value, ordinality)
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
           SELECT d.id, ${req.attempt}, 'preflight',
