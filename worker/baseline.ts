@@ -7,14 +7,10 @@
 import { lstat, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { GitRun } from './checks/git-env.js'
 
-export interface GitResult {
-  exitCode: number
-  stdout: string
-  stderr: string
-}
 // Runs git in `cwd` with the filtered git environment plus `env` (the caller supplies the safety flags).
-export type GitRunner = (cwd: string, args: string[], env?: Record<string, string>) => Promise<GitResult>
+export type GitRunner = (cwd: string, args: string[], env?: Record<string, string>) => Promise<GitRun>
 
 export interface Baseline {
   head: string | null
@@ -66,7 +62,7 @@ interface Entry {
 }
 
 // Paths in HEAD (from the temporary index) and untracked, not ignored files; gitlinks are kept as recorded.
-async function listEntries(run: (args: string[]) => Promise<GitResult>): Promise<Entry[]> {
+async function listEntries(run: (args: string[]) => Promise<GitRun>): Promise<Entry[]> {
   const staged = await run(['ls-files', '-z', '--stage'])
   const others = await run(['ls-files', '-z', '--others', '--exclude-standard'])
   const entries = new Map<string, Entry>()
@@ -91,7 +87,7 @@ async function hashEntries(
   root: string,
   scratch: string,
   entries: Entry[],
-  run: (args: string[]) => Promise<GitResult>,
+  run: (args: string[]) => Promise<GitRun>,
 ): Promise<{ blobs: Blob[]; gone: string[] }> {
   const files: { path: string; mode: string; source: string }[] = []
   const gone: string[] = []
@@ -141,7 +137,7 @@ function inRealDirs(root: string): (path: string) => Promise<boolean> {
   }
 }
 
-async function must(pending: Promise<GitResult>, args: string[]): Promise<GitResult> {
+async function must(pending: Promise<GitRun>, args: string[]): Promise<GitRun> {
   const res = await pending
   if (res.exitCode !== 0) throw new Error(`git ${args[0]} failed (${res.exitCode}): ${res.stderr.trim()}`)
   return res

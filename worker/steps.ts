@@ -52,6 +52,8 @@ async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<
 export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
   const command = await setupCommand(dir, job.claim.dispatch.workspace.setup)
   await post(job, 'setup', { command: command ?? null })
+  // decided once: what the event says is what runs (runSetup looks no further when given an argv)
+  if (!command) return { ok: true }
   const result: SetupResult = await runSetup({
     workspace: dir,
     argv: command,

@@ -3,7 +3,7 @@ import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
-import { isMissing } from './resolve.js'
+import { isMissing, isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
 import { isInside, linkProblem, walkGlob } from './walk.js'
 
@@ -61,17 +61,12 @@ function checkBase(base: string, realRoot: string, ctx: CheckContext): Finding |
     real = realpathSync.native(join(ctx.workspace, base))
   } catch (err) {
     if (!isMissing(err)) throw err
-    return unmet(0, isLink(join(ctx.workspace, base)) ? [{ path: base, why: Rejection.DanglingSymlink }] : [])
+    return unmet(
+      0,
+      isSymlink(join(ctx.workspace, base)) ? [{ path: base, why: Rejection.DanglingSymlink }] : [],
+    )
   }
   if (!isInside(real, realRoot)) return unmet(0, [{ path: base, why: Rejection.SymlinkEscapesWorkspace }])
   if (!statSync(real).isDirectory()) return unmet(0)
   return undefined
-}
-
-function isLink(abs: string): boolean {
-  try {
-    return lstatSync(abs).isSymbolicLink()
-  } catch {
-    return false
-  }
 }

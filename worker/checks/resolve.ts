@@ -50,7 +50,7 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
   return resolveOnDirs(name, dirs).found
 }
 
-function isSymlink(path: string): boolean {
+export function isSymlink(path: string): boolean {
   try {
     return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false
   } catch {
