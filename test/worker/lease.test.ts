@@ -16,7 +16,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 let keeper: LeaseKeeper | undefined
 afterEach(() => keeper?.stop())
 
-function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>) {
+function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt = inLease()) {
   const calls: number[] = []
   const lost: number[] = []
   const warnings: string[] = []
@@ -28,7 +28,7 @@ function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>) {
     },
   } as unknown as Api
   const log = { info: () => {}, warn: (m: string) => void warnings.push(m), output: () => {} }
-  keeper = keepLease(api, fence, inLease(), () => lost.push(Date.now() - started), log)
+  keeper = keepLease(api, fence, expiresAt, () => lost.push(Date.now() - started), log)
   return { calls, lost, warnings }
 }
 
@@ -101,6 +101,12 @@ describe('keepLease', () => {
     keeper?.stop()
     expect(aborted).toBeDefined()
     expect((aborted ?? 0) - started).toBeLessThan(100)
+  })
+
+  it('keeps a lease that expires beyond what one timer can wait (~24.8 days)', async () => {
+    const k = keep(() => new Promise(() => {}), new Date(Date.now() + 30 * 24 * 3_600_000).toISOString())
+    await sleep(200)
+    expect(k.lost).toEqual([])
   })
 
   it('takes each renewal as the new expiry', async () => {
