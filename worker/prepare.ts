@@ -137,13 +137,13 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   return undefined
 }
 
-// A branch of the origin, a tag or a commit id, in that order; never an option.
+// A branch of the origin, a tag or a commit id, in that order. Never an option: each candidate ends in
+// ^{commit}, which no rev-parse option takes, and --end-of-options says so to git as well.
 async function resolveRef(
   dir: string,
   ref: string,
   git: (cwd: string, args: string[]) => Promise<{ exitCode: number; stdout: string }>,
 ): Promise<string | undefined> {
-  if (ref.startsWith('-')) return undefined
   for (const candidate of [`refs/remotes/origin/${ref}`, `refs/tags/${ref}`, ref]) {
     const res = await git(dir, [
       'rev-parse',

@@ -63,6 +63,16 @@ describe('prepareWorkspace: clone', () => {
     expect(prepared.ok).toBe(true)
   })
 
+  it('takes a ref that looks like an option as a ref (not found), never as an option', async () => {
+    const repo = await track(makeRepo())
+    const marker = join(await track(tempDir()), 'ran')
+    for (const ref of [`--output=${marker}`, '-h']) {
+      const prepared = await clone(repo, ref)
+      expect(prepared.ok ? 'ok' : prepared.reason).toBe('ref-not-found')
+    }
+    expect(existsSync(marker)).toBe(false)
+  })
+
   it('fails with ref-not-found for a ref the repository does not have', async () => {
     const repo = await track(makeRepo())
     const prepared = await clone(repo, 'no-such-branch')
