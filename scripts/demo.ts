@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { printReport, type Report } from './demo-print.js'
+import { formatReport } from '../src/cli/reports-format.js'
+import type { ReportItem } from '../src/contract/reports.js'
 import {
   answers,
   bootstrapTokens,
@@ -43,10 +44,13 @@ try {
     `/v1/reports?subagent=demo-needs-pnpm&outcome=unmet&limit=1`,
     tokens.operator,
   )) as {
-    items: Report[]
+    items: ReportItem[]
   }
   const report = reports.items.find((r) => r.dispatchId === failed.id) ?? reports.items[0]
-  if (report) printReport(report)
+  if (report)
+    console.log(
+      `\nthe failed report, as \`preflight reports --outcome unmet\` prints it:\n\n${formatReport(report)}`,
+    )
   console.log(
     `\nThe same, as JSON: curl -s '${url}/v1/reports?subagent=demo-needs-pnpm&outcome=unmet' -H 'Authorization: Bearer ${tokens.operator}'`,
   )
