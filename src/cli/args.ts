@@ -25,3 +25,24 @@ export function intFlag(
   }
   return n
 }
+
+// One line on stderr for people; stdout stays for what a command outputs.
+export const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
+
+// --coordinator, else PREFLIGHT_COORDINATOR, else PREFLIGHT_URL: an http(s) URL.
+export function coordinatorUrl(flag: string | undefined): URL {
+  const value = flag ?? process.env.PREFLIGHT_COORDINATOR ?? process.env.PREFLIGHT_URL
+  if (!value) throw new UsageError('name the coordinator with --coordinator URL or PREFLIGHT_COORDINATOR')
+  try {
+    const url = new URL(value)
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url
+  } catch {}
+  throw new UsageError(`--coordinator must be an http(s) URL, got "${value}"`)
+}
+
+// --token, else PREFLIGHT_TOKEN; `role` names the token's role in the error.
+export function tokenFrom(flag: string | undefined, role: string): string {
+  const value = flag ?? process.env.PREFLIGHT_TOKEN
+  if (!value) throw new UsageError(`give ${role} token with --token T or PREFLIGHT_TOKEN`)
+  return value
+}

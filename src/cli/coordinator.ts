@@ -4,7 +4,7 @@ import { parseBootstrapTokens, seedTokens } from '../auth.js'
 import { migrate } from '../db/migrate.js'
 import type { CoordinatorConfig } from '../deps.js'
 import { startServer } from '../server.js'
-import { intFlag, parseFlags } from './args.js'
+import { intFlag, parseFlags, say } from './args.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
 
@@ -26,7 +26,6 @@ export async function run(args: string[]): Promise<number> {
   const port = intFlag(values.port ?? env.PORT, 'port', 0, 65_535) ?? 8080
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
-  const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
   const db = await openDatabase(
     {
       url: values['database-url'],

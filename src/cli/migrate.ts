@@ -1,11 +1,10 @@
 // `preflight migrate [--database-url URL]` — applies migrations/*.sql (safe twice and concurrently).
 import { migrate } from '../db/migrate.js'
-import { parseFlags } from './args.js'
+import { parseFlags, say } from './args.js'
 import { openDatabase } from './database.js'
 
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { 'database-url': { type: 'string' }, 'data-dir': { type: 'string' } })
-  const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
   const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)
   try {
     const applied = await migrate(db)

@@ -1,7 +1,7 @@
 // `preflight reports` — lists preflight reports from a coordinator over GET /v1/reports, following
 // nextCursor through every page (or until --limit reports), as text blocks or a JSON array.
 import { MAX_PAGE, type ReportItem, type ReportPage, ReportsQuery } from '../contract/reports.js'
-import { intFlag, parseFlags } from './args.js'
+import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
 import { UsageError } from './errors.js'
 import { formatReports } from './reports-format.js'
 
@@ -47,10 +47,8 @@ function parseRequest(args: string[]): Request {
   for (const name of FILTERS) if (values[name] !== undefined) filters[name] = values[name]
   checkFilters(filters)
   return {
-    base: coordinatorUrl(
-      values.coordinator ?? process.env.PREFLIGHT_COORDINATOR ?? process.env.PREFLIGHT_URL,
-    ),
-    token: tokenFrom(values.token ?? process.env.PREFLIGHT_TOKEN),
+    base: coordinatorUrl(values.coordinator),
+    token: tokenFrom(values.token, 'an operator'),
     filters,
     limit: intFlag(values.limit, 'limit', 1, 10_000_000),
     format,
@@ -64,20 +62,6 @@ function checkFilters(filters: Record<string, string>): void {
   const issue = parsed.error.issues[0]
   const flag = String(issue?.path[0] ?? 'filter')
   throw new UsageError(`--${flag} "${filters[flag] ?? ''}" is not valid: ${issue?.message ?? 'invalid'}`)
-}
-
-function coordinatorUrl(value: string | undefined): URL {
-  if (!value) throw new UsageError('name the coordinator with --coordinator URL or PREFLIGHT_URL')
-  try {
-    const url = new URL(value)
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url
-  } catch {}
-  throw new UsageError(`--coordinator must be an http(s) URL, got "${value}"`)
-}
-
-function tokenFrom(value: string | undefined): string {
-  if (!value) throw new UsageError('give an operator token with --token T or PREFLIGHT_TOKEN')
-  return value
 }
 
 async function fetchAll(req: Request): Promise<ReportItem[]> {

@@ -2,7 +2,7 @@
 import { createToken } from '../auth.js'
 import { Role } from '../contract/api.js'
 import { migrate } from '../db/migrate.js'
-import { parseFlags } from './args.js'
+import { parseFlags, say } from './args.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
 
@@ -22,7 +22,6 @@ export async function run(args: string[]): Promise<number> {
   }
   const role = Role.safeParse(values.role)
   if (!role.success) throw new UsageError(`--role must be one of ${Role.options.join(', ')}`)
-  const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
   const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)
   try {
     await migrate(db)

@@ -6,7 +6,7 @@ import { createApi } from '../../worker/api.js'
 import { createLog } from '../../worker/log.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
 import { ENV_NAME } from '../contract/index.js'
-import { intFlag, parseFlags } from './args.js'
+import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
 import { UsageError } from './errors.js'
 
 const flags = {
@@ -31,11 +31,8 @@ const flags = {
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, flags)
   const env = process.env
-  const url = values.coordinator ?? env.PREFLIGHT_COORDINATOR ?? env.PREFLIGHT_URL
-  if (!url) throw new UsageError('--coordinator URL is required (or PREFLIGHT_COORDINATOR)')
-  if (!URL.canParse(url)) throw new UsageError(`--coordinator must be a URL, got "${url}"`)
-  const token = values.token ?? env.PREFLIGHT_TOKEN
-  if (!token) throw new UsageError('--token is required (or PREFLIGHT_TOKEN)')
+  const url = coordinatorUrl(values.coordinator).toString()
+  const token = tokenFrom(values.token, 'a worker')
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
   }

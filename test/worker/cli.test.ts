@@ -36,5 +36,9 @@ describe('preflight worker arguments', () => {
 
   it('exits 2 for a coordinator that is not a URL', () => {
     expect(worker('--coordinator', 'not a url', '--token', 't').code).toBe(2)
+    expect(worker('--coordinator', 'ftp://127.0.0.1/', '--token', 't')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('http(s)'),
+    })
   })
 })
