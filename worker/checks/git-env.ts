@@ -49,13 +49,13 @@ export function gitEnvironment(path: string | undefined, home: string): Record<s
   return env
 }
 
-export function gitSafetyArgs(workspace: string): string[] {
+export function gitSafetyArgs(workspace: string, real = realWorkspace(workspace)): string[] {
   const config = [
     // fsmonitor and hooks are commands the repository names: never run them
     'core.fsmonitor=false',
     'core.hooksPath=/dev/null',
     // a workspace owned by another uid must not read as "not a repository"; git compares real paths
-    ...[...new Set([workspace, realWorkspace(workspace)])].map((dir) => `safe.directory=${dir}`),
+    ...[...new Set([workspace, real])].map((dir) => `safe.directory=${dir}`),
   ]
   return ['--no-pager', ...config.flatMap((c) => ['-c', c])]
 }
@@ -67,8 +67,7 @@ function realWorkspace(workspace: string): string {
 // git from an absolute PATH entry, and only one whose real path is outside the workspace: a relative
 // entry, one through `..` or a link into the workspace would run a git the workspace ships, which
 // could answer anything.
-function trustedGit(path: string | undefined, workspace: string): string | undefined {
-  const roots = [workspace, realWorkspace(workspace)]
+function trustedGit(path: string | undefined, roots: readonly string[]): string | undefined {
   for (const dir of (path ?? '').split(':')) {
     if (!dir.startsWith('/')) continue
     const git = findExecutable('git', [dir])
@@ -91,10 +90,11 @@ function realOrUndefined(path: string): string | undefined {
 // node:child_process rather than execa: execa's per-spawn setup measured ~1.5 ms more, a seventh of the
 // 10 ms budget of a whole verify() that spawns git once.
 export async function runGit(workspace: string, args: string[], opts: RunGitOptions): Promise<GitRun> {
-  const git = trustedGit(opts.path, workspace)
+  const real = realWorkspace(workspace)
+  const git = trustedGit(opts.path, [workspace, real])
   if (!git) throw new GitUnavailableError(`git is not on PATH (${opts.path ?? 'no PATH'})`)
   opts.signal?.throwIfAborted()
-  const child = spawn(git, ['-C', workspace, ...gitSafetyArgs(workspace), ...args], {
+  const child = spawn(git, ['-C', workspace, ...gitSafetyArgs(workspace, real), ...args], {
     env: { ...gitEnvironment(opts.path, gitHome()), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
