@@ -7,11 +7,11 @@ import { findTokenRole, insertToken } from './db/tokens.js'
 import { ApiError, ErrorCode } from './errors.js'
 import type { AppEnv } from './http.js'
 
-export const MIN_TOKEN_LENGTH = 16
+const MIN_TOKEN_LENGTH = 16
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 
-export const generateToken = () => `pft_${randomBytes(32).toString('base64url')}`
+const generateToken = () => `pft_${randomBytes(32).toString('base64url')}`
 
 // Mints a token, stores its hash and returns the token (shown once, never stored).
 export async function createToken(db: Orm, role: Role, label?: string): Promise<string> {

@@ -19,7 +19,7 @@ export interface CoordinatorConfig {
   tokenCacheMs: number
 }
 
-export const defaultConfig: CoordinatorConfig = {
+const defaultConfig: CoordinatorConfig = {
   leaseMs: 60_000,
   maxAttempts: 3,
   claimWaitCapMs: 30_000,

@@ -54,7 +54,7 @@ export interface RetryPolicy {
   maxDelayMs: number
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { budgetMs: 10 * 60_000, baseMs: 200, maxDelayMs: 10_000 }
+const DEFAULT_RETRY: RetryPolicy = { budgetMs: 10 * 60_000, baseMs: 200, maxDelayMs: 10_000 }
 
 export interface ApiOptions {
   url: string
@@ -159,7 +159,7 @@ interface RetryContext {
 }
 
 // Exponential backoff with full jitter, for network errors, 5xx and 429 only; bounded by a time budget.
-export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy, ctx: RetryContext): Promise<T> {
+async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy, ctx: RetryContext): Promise<T> {
   const deadline = Date.now() + policy.budgetMs
   for (let attempt = 1; ; attempt++) {
     try {

@@ -34,7 +34,7 @@ export interface PrepareOptions {
   timeoutMs?: number
 }
 
-export const DEFAULT_CLONE_TIMEOUT_MS = 10 * 60_000
+const DEFAULT_CLONE_TIMEOUT_MS = 10 * 60_000
 
 // The clone (or the allowed path) for one dispatch. A clone goes to `<workdir>/<name>`; the caller
 // removes that directory afterwards whether or not the clone succeeded.

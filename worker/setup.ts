@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
 import { runProcess } from './process.js'
 
-export const SETUP_SCRIPT = 'preflight-setup.sh'
-export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000
+const SETUP_SCRIPT = 'preflight-setup.sh'
+const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000
 
 export interface SetupOptions {
   workspace: string

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { connectPostgres, type Database, openPglite } from '../db/client.js'
 import { UsageError } from './errors.js'
 
-export const DEFAULT_DATA_DIR = '.preflight'
+const DEFAULT_DATA_DIR = '.preflight'
 
 export interface DatabaseChoice {
   url?: string | undefined

@@ -36,7 +36,7 @@ function formatResult(r: CheckResult): string {
 }
 
 // Renders observed facts compactly: lists joined, rejected candidates as "path (why)".
-export function formatObserved(observed: Record<string, unknown>): string {
+function formatObserved(observed: Record<string, unknown>): string {
   return Object.entries(observed)
     .filter(([key]) => key !== 'name')
     .map(([key, value]) => `${key} ${formatValue(value)}`)

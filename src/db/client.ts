@@ -28,7 +28,7 @@ export interface ConnectOptions {
   poolSize?: number
 }
 
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
+const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
 
 // The postgres.js client behind each Orm that connectPostgres made, for prepared statements.
 const clients = new WeakMap<Orm, postgres.Sql>()

@@ -2,6 +2,7 @@
 import { sql } from 'drizzle-orm'
 import type { DispatchEvent, EventRecorded } from '../contract/api.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
+import type { Fence } from './leases.js'
 import { iso, jsonb } from './sql.js'
 
 export async function listEvents(db: Orm, dispatchId: string): Promise<DispatchEvent[]> {
@@ -20,7 +21,7 @@ export async function listEvents(db: Orm, dispatchId: string): Promise<DispatchE
 export async function appendWorkerEvent(
   db: Orm,
   dispatchId: string,
-  fence: { attempt: number; leaseToken: string },
+  fence: Fence,
   step: string,
   detail: unknown,
 ): Promise<EventRecorded | undefined> {

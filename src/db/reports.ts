@@ -58,7 +58,7 @@ const resultsOf = sql`case when preflight_reports.reason is null then preflight_
       order by r.position), '[]'::jsonb)
   from requirement_results r where r.report_id = preflight_reports.id) end`
 
-export const microIso = (column: SQL | typeof pr.createdAt) =>
+const microIso = (column: SQL | typeof pr.createdAt) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 const columns = {

@@ -6,7 +6,7 @@ import { resolveOnDirs } from './resolve.js'
 import type { CheckContext, Finding } from './types.js'
 
 // PATH entries as execvp reads them; an empty or relative entry means a directory relative to the workspace.
-export function searchDirs(path: string | undefined, workspace: string): string[] {
+function searchDirs(path: string | undefined, workspace: string): string[] {
   if (path === undefined) return []
   const dirs = path.split(':').map((entry) => (isAbsolute(entry) ? entry : resolve(workspace, entry)))
   return [...new Set(dirs)]

@@ -17,7 +17,7 @@ const HEAD = ['--verify', '--quiet', 'HEAD^{commit}']
 
 // Both facts from one git process per verify() call. --show-toplevel makes git give up outside a worktree
 // (a bare repository, the inside of .git); only then a second process asks without it.
-export async function probeGit(ctx: CheckContext): Promise<GitFacts> {
+async function probeGit(ctx: CheckContext): Promise<GitFacts> {
   const opts = { path: ctx.env.PATH, signal: ctx.signal, timeoutMs: ctx.timeoutMs }
   const run = await runGit(ctx.workspace, [...FACTS, '--show-toplevel', ...HEAD], opts)
   if (isNotARepository(run)) return NOT_A_REPO

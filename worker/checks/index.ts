@@ -20,8 +20,8 @@ import type { CheckContext, Checker, Finding } from './types.js'
 
 export type { CheckContext, Checker, Finding } from './types.js'
 
-export const DEFAULT_TIMEOUT_MS = 10_000
-export const DEFAULT_MAX_ENTRIES = 200_000
+const DEFAULT_TIMEOUT_MS = 10_000
+const DEFAULT_MAX_ENTRIES = 200_000
 
 export const checkers = { paths: checkPaths, exec: checkExec, git: checkGit } satisfies Record<
   RequirementKind,

@@ -8,7 +8,7 @@ export type Candidate = { path: string; ok: true } | { path: string; ok: false; 
 
 // One candidate: counts only as a regular file (links followed) that this process may execute.
 // Synchronous on purpose: a stat costs microseconds, a promise round trip through the thread pool far more.
-export function inspectCandidate(path: string): Candidate {
+function inspectCandidate(path: string): Candidate {
   let info: Stats | undefined
   try {
     // throwIfNoEntry: most PATH directories do not hold the name, and an exception per miss is costly

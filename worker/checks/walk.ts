@@ -6,7 +6,7 @@ import type { GlobPlan } from './pattern.js'
 import { isMissing } from './resolve.js'
 import type { CheckContext, Rejected } from './types.js'
 
-export const MAX_REJECTED = 20
+const MAX_REJECTED = 20
 // hand the event loop back this often, so timers (the timeout) and child processes (git) get their turn
 const SLICE_MS = 4
 
