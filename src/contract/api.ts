@@ -11,6 +11,10 @@ const text = (max: number) => z.string().min(1).max(max).refine(noNul, 'must not
 // Values handed to git on the worker: a leading "-" would read as an option.
 const gitArg = (max: number) => text(max).regex(/^[^-]/, 'must not start with "-"')
 
+// What a stored preflight report answers: the agent may start, or the dispatch ends here.
+export const DECISIONS = ['proceed', 'abort'] as const
+export const Decision = z.enum(DECISIONS)
+
 export const ROLES = ['orchestrator', 'worker', 'operator', 'admin'] as const
 export const Role = z.enum(ROLES)
 export type Role = z.infer<typeof Role>
@@ -91,7 +95,7 @@ export type DispatchEvent = z.infer<typeof DispatchEvent>
 export const PreflightView = z.object({
   attempt: z.number().int().min(1),
   outcome: Outcome,
-  decision: z.enum(['proceed', 'abort']),
+  decision: Decision,
   declared: z.boolean(),
   reason: z.string().optional(),
   results: z.array(CheckResult),
@@ -175,7 +179,7 @@ export type HeartbeatResponse = z.infer<typeof HeartbeatResponse>
 export const PreflightRequest = z.strictObject({ ...fence, report: PreflightReport })
 export type PreflightRequest = z.infer<typeof PreflightRequest>
 export const PreflightDecision = z.object({
-  decision: z.enum(['proceed', 'abort']),
+  decision: Decision,
   status: DispatchStatus,
 })
 export type PreflightDecision = z.infer<typeof PreflightDecision>

@@ -8,7 +8,8 @@ export const Code = z
   .string()
   .regex(/^[a-z][a-z0-9-]{0,63}$/, 'a code is 1-64 lowercase letters, digits and "-", starting with a letter')
 
-export const CheckStatus = z.enum(['met', 'unmet', 'error'])
+export const CHECK_STATUSES = ['met', 'unmet', 'error'] as const
+export const CheckStatus = z.enum(CHECK_STATUSES)
 export type CheckStatus = z.infer<typeof CheckStatus>
 
 export const CheckResult = z.strictObject({

@@ -5,6 +5,7 @@ import type { ReportPage } from '../contract/reports.js'
 import type { Orm } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'
+import { instant } from './sql.js'
 
 export interface ReportFilters {
   outcome?: Outcome | undefined
@@ -20,10 +21,6 @@ export interface ReportPageQuery extends ReportFilters {
   limit: number
   cursor?: string | undefined
 }
-
-// An ISO instant as timestamptz, to the microsecond: ::text first, because a timestamptz parameter
-// would pass through a JS Date (milliseconds) in the driver.
-export const instant = (iso: string) => sql`${iso}::text::timestamptz`
 
 // The cursor keeps created_at to the microsecond: a millisecond Date would skip or repeat rows.
 const MICRO_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/

@@ -12,7 +12,8 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { DISPATCH_STATUSES, ROLES } from '../contract/api.js'
+import { DECISIONS, DISPATCH_STATUSES, ROLES } from '../contract/api.js'
+import { CHECK_STATUSES } from '../contract/report.js'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -62,8 +63,8 @@ export const preflightReports = pgTable('preflight_reports', {
   subagentName: text('subagent_name').notNull(),
   subagentVersion: integer('subagent_version').notNull(),
   workerId: text('worker_id').notNull(),
-  outcome: text('outcome', { enum: ['met', 'unmet', 'error'] }).notNull(),
-  decision: text('decision', { enum: ['proceed', 'abort'] }).notNull(),
+  outcome: text('outcome', { enum: CHECK_STATUSES }).notNull(),
+  decision: text('decision', { enum: DECISIONS }).notNull(),
   declared: boolean('declared').notNull(),
   reason: text('reason'),
   report: jsonb('report').notNull(),
@@ -78,7 +79,7 @@ export const requirementResults = pgTable(
     subagentName: text('subagent_name').notNull(),
     kind: text('kind').notNull(),
     requirement: text('requirement').notNull(),
-    status: text('status', { enum: ['met', 'unmet', 'error'] }).notNull(),
+    status: text('status', { enum: CHECK_STATUSES }).notNull(),
     reason: text('reason'),
     observed: jsonb('observed').notNull(),
     durationMs: doublePrecision('duration_ms').notNull(),

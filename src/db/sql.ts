@@ -5,6 +5,10 @@ import { type SQL, sql } from 'drizzle-orm'
 export const iso = (column: string): SQL =>
   sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)
 
+// An ISO instant as timestamptz, to the microsecond: ::text first, because a timestamptz parameter
+// would pass through a JS Date (milliseconds) in the driver.
+export const instant = (iso: string): SQL => sql`${iso}::text::timestamptz`
+
 // A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
 export const jsonb = (value: unknown): SQL =>
   value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`

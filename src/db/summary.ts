@@ -3,8 +3,9 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import type { SummaryPage } from '../contract/reports.js'
 import type { Orm } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
-import { instant, inWindow } from './reports.js'
+import { inWindow } from './reports.js'
 import { requirementResults as rr } from './schema.js'
+import { instant } from './sql.js'
 
 export interface SummaryFilters {
   subagent?: string | undefined
