@@ -15,9 +15,7 @@ export const PrepareReason = {
 } as const
 export type PrepareReason = (typeof PrepareReason)[keyof typeof PrepareReason]
 
-export type Prepared =
-  | { ok: true; dir: string; owned: boolean }
-  | { ok: false; reason: PrepareReason; detail: string }
+export type Prepared = { ok: true; dir: string } | { ok: false; reason: PrepareReason; detail: string }
 
 export interface PrepareOptions {
   workspace: Workspace
@@ -54,7 +52,7 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
   const failure = await cloneAt(opts.workspace.repo, opts.workspace.ref, dir, opts).catch((err: unknown) =>
     gitFault(err, opts),
   )
-  return failure ?? { ok: true, dir, owned: true }
+  return failure ?? { ok: true, dir }
 }
 
 // workspace.path only when its real path is inside the real path of a --workspace-root (symlinks resolved).
@@ -69,7 +67,7 @@ export async function allowedPath(path: string, roots: readonly string[]): Promi
   if (!real) return refused
   for (const root of roots) {
     const realRoot = await realpath(root).catch(() => undefined)
-    if (realRoot && isInside(real, realRoot)) return { ok: true, dir: real, owned: false }
+    if (realRoot && isInside(real, realRoot)) return { ok: true, dir: real }
   }
   return refused
 }

@@ -17,6 +17,7 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
+  waitUntil,
 } from './support.js'
 
 // suite.repo is another repository: the worker's own environment points git at it (GIT_DIR), and
@@ -105,6 +106,9 @@ describe('a dispatch end to end', () => {
     expect([at('setup') < at('verify'), at('verify') < at('baseline'), at('baseline') < at('agent')]).toEqual(
       [true, true, true],
     )
+    // a workspace.path is the operator's directory: the worker never removes it, unlike its clones
+    await waitUntil(async () => worker.output().includes(`dispatch ${d.id} ended`), 10_000, worker.output)
+    expect(existsSync(join(ws, 'gen', 'out.txt'))).toBe(true)
   })
 
   it('reports a failing setup as setup_failed with its output, not as a preflight failure', async () => {

@@ -29,10 +29,10 @@ async function clone(repo: string, ref?: string) {
 }
 
 describe('prepareWorkspace: clone', () => {
-  it('clones a local repository into a fresh directory it owns', async () => {
+  it('clones a local repository into a fresh directory', async () => {
     const repo = await track(makeRepo({ 'a.txt': 'main\n' }))
     const prepared = await clone(repo)
-    expect(prepared.ok && prepared.owned).toBe(true)
+    expect(prepared.ok).toBe(true)
     if (prepared.ok) expect(await readFile(join(prepared.dir, 'a.txt'), 'utf8')).toBe('main\n')
   })
 
@@ -169,11 +169,11 @@ describe('prepareWorkspace: clone', () => {
 })
 
 describe('allowedPath: workspace.path only under a --workspace-root', () => {
-  it('accepts a directory inside a root and does not own it', async () => {
+  it('accepts a directory inside a root', async () => {
     const root = await track(tempDir())
     await mkdir(join(root, 'ws'))
     const prepared = await allowedPath(join(root, 'ws'), [root])
-    expect(prepared).toMatchObject({ ok: true, owned: false })
+    expect(prepared).toEqual({ ok: true, dir: join(root, 'ws') })
   })
 
   it('refuses every path when the worker has no root', async () => {
