@@ -49,7 +49,7 @@ try {
   const report = reports.items.find((r) => r.dispatchId === failed.id) ?? reports.items[0]
   if (report)
     console.log(
-      `\nthe failed report, as \`preflight reports --outcome unmet\` prints it:\n\n${formatReport(report)}`,
+      `\nthe failed report, as \`preflight reports --outcome unmet\` prints it:\n\n${formatReport(report).trimEnd()}`,
     )
   console.log(
     `\nThe same, as JSON: curl -s '${url}/v1/reports?subagent=demo-needs-pnpm&outcome=unmet' -H 'Authorization: Bearer ${tokens.operator}'`,
