@@ -1,12 +1,15 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
 import type { Api, Claim, Fence } from './api.js'
+import type { Git } from './checks/git-env.js'
 import { agentEnvironment } from './env.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
 
 export interface WorkerConfig {
   workerId: string
+  // found once at start (never on the agent's PATH)
+  git: Git
   workdir: string
   roots: readonly string[]
   passEnv: readonly string[]

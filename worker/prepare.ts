@@ -3,7 +3,7 @@ import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
-import { GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
+import { type Git, GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 import { isInside } from './checks/walk.js'
 
 export const PrepareReason = {
@@ -23,8 +23,8 @@ export interface PrepareOptions {
   workdir: string
   name: string
   roots: readonly string[]
-  // the PATH git is looked up on
-  path: string | undefined
+  // the worker's git
+  git: Git
   // clone local paths and file:// too (tests, demos); by default only remotes, so a dispatch cannot
   // copy a repository from the worker's own disk (the reason workspace.path needs a root)
   allowLocalRepos?: boolean
@@ -84,8 +84,18 @@ export function refuseRepo(repo: string, allowLocal: boolean): string | undefine
 
 // A URL of a network transport, or git's scp-like form (a ":" before any "/", as git itself reads it).
 function isRemote(repo: string): boolean {
-  if (repo.includes('://')) return /^(https?|ssh|git|git\+ssh|ssh\+git):\/\//i.test(repo)
-  return /^[^/]+:/.test(repo)
+  return transportOf(repo) !== 'file'
+}
+
+// The one transport git may use to clone `repo`, named as git's protocol.<name>.allow names it. Any
+// other spelling is `file`: with protocol.allow=never and only this one allowed, a value git would read
+// as a local path (`x:/path` through a `./x:` link, say) is refused by git itself, not only by us.
+export function transportOf(repo: string): string {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(repo)?.[1]?.toLowerCase()
+  if (scheme === 'https' || scheme === 'http' || scheme === 'git') return scheme
+  if (scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git') return 'ssh'
+  if (scheme === undefined && /^[^/]+:/.test(repo)) return 'ssh'
+  return 'file'
 }
 
 // git missing or past its time bound is the clone's failure; a cancelled dispatch is not.
@@ -97,17 +107,18 @@ function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs
   return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
 }
 
-type GitOpts = Pick<PrepareOptions, 'workdir' | 'path' | 'signal' | 'timeoutMs'>
+type GitOpts = Pick<PrepareOptions, 'workdir' | 'git' | 'signal' | 'timeoutMs'>
 
 async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
   const git = (cwd: string, args: string[]) =>
     runGit(cwd, args, {
-      path: opts.path,
+      git: opts.git,
+      transport: transportOf(repo),
       timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,
       ...(opts.signal ? { signal: opts.signal } : {}),
     })
-  // `--` keeps a repo value like "--upload-pack=…" from being read as an option; ext:: runs commands.
-  const args = ['-c', 'protocol.ext.allow=never', 'clone', '--quiet', ...(ref ? ['--no-checkout'] : []), '--']
+  // `--` keeps a repo value like "--upload-pack=…" from being read as an option.
+  const args = ['clone', '--quiet', ...(ref ? ['--no-checkout'] : []), '--']
   const cloned = await git(opts.workdir, [...args, repo, dir])
   if (cloned.exitCode !== 0) {
     return {

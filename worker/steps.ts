@@ -33,7 +33,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     workdir: config.workdir,
     name,
     roots: config.roots,
-    path: job.agentEnv.PATH,
+    git: config.git,
     allowLocalRepos: config.allowLocalRepos ?? false,
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
@@ -73,6 +73,7 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
   const result = await verifyRequirements(job.claim.subagent.contextRequires, {
     workspace: dir,
     env: job.agentEnv,
+    git: job.deps.config.git,
     ...(job.deps.config.checkTimeoutMs ? { timeoutMs: job.deps.config.checkTimeoutMs } : {}),
   })
   return { ...result, worker: job.workerInfo }
@@ -89,7 +90,7 @@ export async function baseline(job: Job, dir: string): Promise<Baseline | undefi
   await post(job, 'baseline')
   const git: GitRunner = (cwd, args, env) =>
     runGit(cwd, args, {
-      path: job.agentEnv.PATH,
+      git: job.deps.config.git,
       signal: job.signal,
       timeoutMs: BASELINE_GIT_TIMEOUT_MS,
       ...(env ? { env } : {}),

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
+import { findGit, type Git } from '../../worker/checks/git-env.js'
 import { createLog } from '../../worker/log.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
 import { ENV_NAME } from '../contract/index.js'
@@ -40,10 +41,12 @@ export async function run(args: string[]): Promise<number> {
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
   const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
   await mkdir(workdir, { recursive: true })
+  const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
   const options: WorkerOptions = {
+    git: trustedGit(env.PATH, [workdir, ...roots]),
     workerId: values['worker-id'] ?? `${hostname()}-${process.pid}`,
     workdir,
-    roots: (values['workspace-root'] ?? []).map((r) => resolve(r)),
+    roots,
     passEnv: values['pass-env'] ?? [],
     keepFailed: values['keep-failed'] ?? false,
     allowLocalRepos: values['allow-local-repos'] ?? false,
@@ -84,6 +87,15 @@ function onSignals(stop: () => void, abort: () => void) {
   const handle = () => (++received === 1 ? stop() : abort())
   process.on('SIGTERM', handle)
   process.on('SIGINT', handle)
+}
+
+// git, found once on the worker's own PATH and never inside a workspace; the worker does not start without it.
+function trustedGit(path: string | undefined, avoid: string[]): Git {
+  try {
+    return findGit(path, avoid)
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}: the worker clones and checks with git`)
+  }
 }
 
 function optionalInt<K extends string>(key: K, value: string | undefined, name: string) {

@@ -1,9 +1,10 @@
 // `preflight check` as users run it: the real binary, real workspaces, its own environment as the agent's.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { repoWithCommit, tempDir, write } from '../worker/checks/helpers.js'
+import { promisorTrap } from '../worker/git-fixtures.js'
 
 const BIN = join(import.meta.dirname, '../../bin/preflight.js')
 const PATH = process.env.PATH ?? ''
@@ -181,4 +182,19 @@ describe('preflight check: bad input exits 2 with one sentence on stderr', () =>
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
     expect(run.stdout).toBe('')
   })
+
+  it.each(['uploadpack', 'sshCommand'] as const)(
+    "never runs a command from the workspace's git config: a promisor remote's %s",
+    async (via) => {
+      const marker = join(tempDir(), 'fetched')
+      const ws = await promisorTrap(via, marker)
+      try {
+        const run = check(['--workspace', ws, '--requires', requiresFile({ git: { history: true } })])
+        expect(run.code).toBe(1)
+        expect(existsSync(marker)).toBe(false)
+      } finally {
+        rmSync(ws, { recursive: true, force: true })
+      }
+    },
+  )
 })

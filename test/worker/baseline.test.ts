@@ -4,7 +4,7 @@ import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/pr
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { captureBaseline } from '../../worker/baseline.js'
-import { git, makeRepo, removeAll, safeGit, tempDir, writeFiles } from './git-fixtures.js'
+import { git, makeRepo, promisorTrap, removeAll, safeGit, tempDir, writeFiles } from './git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))
@@ -186,3 +186,17 @@ function blobSha(content: string): string {
   const bytes = Buffer.from(content)
   return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
 }
+
+// A workspace.path workspace is whatever is on the worker's disk: its config may name a promisor remote
+// whose lazy fetch would run a command. protocol.allow=never forbids every transport.
+describe('captureBaseline on a partial clone', () => {
+  it.each(['uploadpack', 'sshCommand'] as const)('runs no promisor remote it names (%s)', async (via) => {
+    const scratch = await tempDir()
+    dirs.push(scratch)
+    const marker = join(scratch, 'fetched')
+    const dir = await promisorTrap(via, marker)
+    dirs.push(dir)
+    await captureBaseline(dir, safeGit).catch(() => undefined)
+    expect(existsSync(marker)).toBe(false)
+  })
+})

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createApi } from '../../worker/api.js'
 import { runDispatch } from '../../worker/lifecycle.js'
-import { tempDir } from './git-fixtures.js'
+import { GIT, tempDir } from './git-fixtures.js'
 
 type Answer = { status: number; body?: unknown; raw?: string }
 
@@ -85,7 +85,7 @@ async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, wor
   const ending = await runDispatch(claim, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
-    config: { workerId: 'w-decision', workdir, roots: [workspace], passEnv: [], keepFailed: false },
+    config: { git: GIT, workerId: 'w-decision', workdir, roots: [workspace], passEnv: [], keepFailed: false },
     env: process.env,
     signal: worker.signal,
   })

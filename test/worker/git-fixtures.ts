@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { GitRunner } from '../../worker/baseline.js'
-import { runGit } from '../../worker/checks/git-env.js'
+import { findGit, runGit } from '../../worker/checks/git-env.js'
 
 const identity = {
   GIT_AUTHOR_NAME: 'test',
@@ -46,8 +46,10 @@ export async function makeRepo(files: Record<string, string> = { 'README.md': 'h
 }
 
 // The code under test's git: the filtered environment and safety flags of worker/checks/git-env.ts.
-export const safeGit: GitRunner = (cwd, args, env) =>
-  runGit(cwd, args, { path: process.env.PATH, ...(env ? { env } : {}) })
+export const safeGit: GitRunner = (cwd, args, env) => runGit(cwd, args, { git: GIT, ...(env ? { env } : {}) })
+
+// The worker's git as the worker finds it at start: on its own PATH.
+export const GIT = findGit(process.env.PATH)
 
 export async function removeAll(dirs: string[]): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))
@@ -72,4 +74,25 @@ export function alive(pid: number): boolean {
   } catch {
     return false
   }
+}
+
+// A partial clone whose promisor remote runs `trap` to fetch (as upload-pack, or as core.sshCommand for
+// an ssh remote), with HEAD's commit missing: any git that reads HEAD and may fetch runs the trap.
+export async function promisorTrap(via: 'uploadpack' | 'sshCommand', marker: string): Promise<string> {
+  const dir = await makeRepo()
+  const trap = join(dir, '.git', 'trap.sh')
+  await writeFile(trap, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 })
+  git(dir, 'config', 'core.repositoryformatversion', '1')
+  git(dir, 'config', 'extensions.partialClone', 'origin')
+  git(dir, 'config', 'remote.origin.promisor', 'true')
+  if (via === 'uploadpack') {
+    git(dir, 'config', 'remote.origin.url', join(dir, '.git', 'nowhere'))
+    git(dir, 'config', 'remote.origin.uploadpack', trap)
+  } else {
+    git(dir, 'config', 'remote.origin.url', 'ssh://example.invalid/repo')
+    git(dir, 'config', 'core.sshCommand', trap)
+  }
+  const head = git(dir, 'rev-parse', 'HEAD')
+  await rm(join(dir, '.git', 'objects', head.slice(0, 2), head.slice(2)), { force: true })
+  return dir
 }

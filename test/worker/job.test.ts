@@ -7,6 +7,7 @@ import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { type Api, type Claim, LeaseLostError } from '../../worker/api.js'
 import { openJob } from '../../worker/job.js'
+import { GIT } from './git-fixtures.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -33,7 +34,7 @@ function setup(leaseMs: number) {
   const job = openJob(claim, {
     api,
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
-    config: { workerId: 'w', workdir: '/nowhere', roots: [], passEnv: [], keepFailed: false },
+    config: { git: GIT, workerId: 'w', workdir: '/nowhere', roots: [], passEnv: [], keepFailed: false },
     env: {},
     signal: worker.signal,
   })

@@ -4,7 +4,7 @@ import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { allowedPath, prepareWorkspace, refuseRepo } from '../../worker/prepare.js'
-import { git, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
+import { GIT, git, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))
@@ -22,7 +22,7 @@ async function clone(repo: string, ref?: string) {
     workdir,
     name: 'job-1',
     roots: [],
-    path: process.env.PATH,
+    git: GIT,
     // the fixtures are local repositories; the default refusal has its own tests below
     allowLocalRepos: true,
   })
@@ -79,7 +79,7 @@ describe('prepareWorkspace: clone', () => {
     expect(prepared.ok ? 'ok' : prepared.reason).toBe('ref-not-found')
   })
 
-  it('fails with clone-failed when git is not on the PATH', async () => {
+  it("fails with clone-failed when the worker's git is gone", async () => {
     const repo = await track(makeRepo())
     const empty = await track(tempDir())
     const workdir = await track(tempDir('preflight-workdir-'))
@@ -88,7 +88,7 @@ describe('prepareWorkspace: clone', () => {
       workdir,
       name: 'job',
       roots: [],
-      path: empty,
+      git: { bin: join(empty, 'git'), path: empty },
       allowLocalRepos: true,
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
@@ -109,7 +109,7 @@ describe('prepareWorkspace: clone', () => {
         workdir,
         name: 'job',
         roots: [],
-        path: process.env.PATH,
+        git: GIT,
         timeoutMs: 1_000,
       })
       expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
@@ -145,11 +145,28 @@ describe('prepareWorkspace: clone', () => {
         workdir,
         name: 'job-1',
         roots: [],
-        path: process.env.PATH,
+        git: GIT,
       })
       expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
     }
     expect(await readdir(workdir)).toEqual([])
+  })
+
+  // git looks for a local path `x:` before it reads `x:/path` as ssh: a link an earlier agent left in the
+  // workdir would make it clone a local directory. Only the transport the spelling names may run.
+  it('refuses the scp-like x:/path that git would resolve locally through a ./x: link', async () => {
+    const repo = await track(makeRepo())
+    const workdir = await track(tempDir('preflight-workdir-'))
+    await symlink('/', join(workdir, 'x:'))
+    const prepared = await prepareWorkspace({
+      workspace: { repo: `x:${repo}` },
+      workdir,
+      name: 'job-1',
+      roots: [],
+      git: GIT,
+    })
+    expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
+    expect(prepared.ok ? '' : prepared.detail).toMatch(/transport 'file' not allowed/)
   })
 
   it('counts https, ssh, git URLs and scp-like addresses as remote', () => {
@@ -225,7 +242,7 @@ describe('allowedPath: workspace.path only under a --workspace-root', () => {
       workdir,
       name: 'job',
       roots: [workdir],
-      path: process.env.PATH,
+      git: GIT,
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'path-not-allowed' })
   })

@@ -12,9 +12,20 @@ export interface GitRun {
   stderr: string
 }
 
-export interface RunGitOptions {
-  // the PATH git is looked up on (the agent's); only its absolute entries outside the workspace are used
+// The git the worker trusts, found once (at worker start, or once per `preflight check`) and never
+// looked up again: a git planted later on the agent's PATH is never run.
+export interface Git {
+  // absolute real path of the binary
+  bin: string
+  // the PATH git's own helpers (ssh for a clone) are found on: the worker's, never the agent's
   path: string | undefined
+}
+
+export interface RunGitOptions {
+  git: Git
+  // the one transport a clone may use (`https`, `ssh`, `git`, `file`); every other git run may use none,
+  // so a promisor remote, upload-pack or ssh command named by a workspace's config never runs
+  transport?: string
   signal?: AbortSignal
   timeoutMs?: number
   // merged on top of the filtered environment (the baseline passes GIT_INDEX_FILE)
@@ -44,16 +55,26 @@ export function gitEnvironment(path: string | undefined, home: string): Record<s
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
+    // git ≥ 2.44: no lazy fetch of a partial clone's missing objects (older gits: protocol.allow=never)
+    GIT_NO_LAZY_FETCH: '1',
   }
   if (path !== undefined) env.PATH = path
   return env
 }
 
-export function gitSafetyArgs(workspace: string, real = realWorkspace(workspace)): string[] {
+export function gitSafetyArgs(
+  workspace: string,
+  real = realWorkspace(workspace),
+  transport?: string,
+): string[] {
   const config = [
     // fsmonitor and hooks are commands the repository names: never run them
     'core.fsmonitor=false',
     'core.hooksPath=/dev/null',
+    // no transport at all (a partial clone's lazy fetch would run the promisor's upload-pack or
+    // core.sshCommand), except the one a clone was given
+    'protocol.allow=never',
+    ...(transport ? [`protocol.${transport}.allow=always`] : []),
     // a workspace owned by another uid must not read as "not a repository"; git compares real paths
     ...[...new Set([workspace, real])].map((dir) => `safe.directory=${dir}`),
   ]
@@ -64,18 +85,19 @@ function realWorkspace(workspace: string): string {
   return realOrUndefined(workspace) ?? workspace
 }
 
-// git from an absolute PATH entry, and only one whose real path is outside the workspace: a relative
-// entry, one through `..` or a link into the workspace would run a git the workspace ships, which
-// could answer anything.
-function trustedGit(path: string | undefined, roots: readonly string[]): string | undefined {
+// git from an absolute PATH entry, and only one whose real path is outside every directory in `avoid`
+// (workspaces, the workdir): a relative entry, one through `..` or a link into a workspace would run a
+// git the workspace ships, which could answer anything. Throws GitUnavailableError when there is none.
+export function findGit(path: string | undefined, avoid: readonly string[] = []): Git {
+  const roots = [...new Set(avoid.flatMap((dir) => [dir, realOrUndefined(dir) ?? dir]))]
   for (const dir of (path ?? '').split(':')) {
     if (!dir.startsWith('/')) continue
     const git = findExecutable('git', [dir])
     const real = git && realOrUndefined(git)
     // the real path is what runs: a link swapped after this check cannot point it elsewhere
-    if (real && !roots.some((root) => isInside(real, root))) return real
+    if (real && !roots.some((root) => isInside(real, root))) return { bin: real, path }
   }
-  return undefined
+  throw new GitUnavailableError(`git is not on PATH (${path ?? 'no PATH'})`)
 }
 
 function realOrUndefined(path: string): string | undefined {
@@ -91,11 +113,10 @@ function realOrUndefined(path: string): string | undefined {
 // 10 ms budget of a whole verify() that spawns git once.
 export async function runGit(workspace: string, args: string[], opts: RunGitOptions): Promise<GitRun> {
   const real = realWorkspace(workspace)
-  const git = trustedGit(opts.path, [workspace, real])
-  if (!git) throw new GitUnavailableError(`git is not on PATH (${opts.path ?? 'no PATH'})`)
   opts.signal?.throwIfAborted()
-  const child = spawn(git, ['-C', workspace, ...gitSafetyArgs(workspace, real), ...args], {
-    env: { ...gitEnvironment(opts.path, gitHome()), ...opts.env },
+  const safety = gitSafetyArgs(workspace, real, opts.transport)
+  const child = spawn(opts.git.bin, ['-C', workspace, ...safety, ...args], {
+    env: { ...gitEnvironment(opts.git.path, gitHome()), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
     // and must die with it, or a hung transfer would outlive every time bound

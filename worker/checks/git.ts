@@ -1,6 +1,6 @@
 // git: the workspace's repository facts, worktree and history, each required to hold (true) or not (false).
 import { type GitFact, Reason } from '../../src/contract/index.js'
-import { type GitRun, GitUnavailableError, runGit } from './git-env.js'
+import { findGit, type GitRun, GitUnavailableError, runGit } from './git-env.js'
 import type { CheckContext, Finding } from './types.js'
 
 export interface GitFacts {
@@ -18,7 +18,9 @@ const HEAD = ['--verify', '--quiet', 'HEAD^{commit}']
 // Both facts from one git process per verify() call. --show-toplevel makes git give up outside a worktree
 // (a bare repository, the inside of .git); only then a second process asks without it.
 async function probeGit(ctx: CheckContext): Promise<GitFacts> {
-  const opts = { path: ctx.env.PATH, signal: ctx.signal, timeoutMs: ctx.timeoutMs }
+  // the worker's git, found at its start; `preflight check` and direct callers find one on the PATH given
+  const git = ctx.git ?? findGit(ctx.env.PATH, [ctx.workspace])
+  const opts = { git, signal: ctx.signal, timeoutMs: ctx.timeoutMs }
   const run = await runGit(ctx.workspace, [...FACTS, '--show-toplevel', ...HEAD], opts)
   if (isNotARepository(run)) return NOT_A_REPO
   if (run.exitCode === 128 && /must be run in a work tree/.test(run.stderr)) {

@@ -14,6 +14,7 @@ import {
 import { declaredRequirements } from './declared.js'
 import { checkExec } from './exec.js'
 import { checkGit } from './git.js'
+import type { Git } from './git-env.js'
 import { DirectoryCache } from './listing.js'
 import { checkPaths } from './paths.js'
 import type { CheckContext, Checker, Finding } from './types.js'
@@ -37,6 +38,8 @@ export interface VerifyOptions {
   timeoutMs?: number
   // walk bound per paths pattern
   maxEntries?: number
+  // the worker's trusted git (found once at its start)
+  git?: Git
 }
 
 export interface Verdict {
@@ -62,6 +65,7 @@ export function evaluationContext(
     maxEntries: opts.maxEntries ?? DEFAULT_MAX_ENTRIES,
     listings: new DirectoryCache(),
     memo: new Map(),
+    ...(opts.git ? { git: opts.git } : {}),
   }
 }
 

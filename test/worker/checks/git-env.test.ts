@@ -1,13 +1,15 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, readdirSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { gitEnvironment, gitSafetyArgs, runGit } from '../../../worker/checks/git-env.js'
+import { findGit, gitEnvironment, gitSafetyArgs, runGit } from '../../../worker/checks/git-env.js'
 import { scratchHomeIn } from '../../../worker/checks/git-home.js'
 import { verify } from '../../../worker/checks/index.js'
+import { promisorTrap } from '../git-fixtures.js'
 import { git, repoWithCommit, tempDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
+const GIT = findGit(PATH)
 
 // A repository whose config and hooks would run a command that leaves a marker file behind.
 function trappedRepo(): { ws: string; marker: string } {
@@ -31,6 +33,7 @@ describe('gitEnvironment', () => {
       GIT_CONFIG_NOSYSTEM: '1',
       GIT_TERMINAL_PROMPT: '0',
       GIT_OPTIONAL_LOCKS: '0',
+      GIT_NO_LAZY_FETCH: '1',
     })
   })
 
@@ -43,7 +46,7 @@ describe('gitEnvironment', () => {
     const hideAll = write(planted, 'hide-all', '*\n')
     write(planted, '.gitconfig', `[user]\n\tname = planted\n[core]\n\texcludesFile = ${hideAll}\n`)
     write(planted, '.config/git/ignore', '*\n')
-    const run = (...args: string[]) => runGit(ws, args, { path: PATH, env: { HOME: planted } })
+    const run = (...args: string[]) => runGit(ws, args, { git: GIT, env: { HOME: planted } })
     expect((await run('ls-files', '--others', '--exclude-standard')).stdout).toBe('untracked.txt')
     expect((await run('config', 'user.name')).exitCode).toBe(1)
   })
@@ -68,7 +71,7 @@ describe('runGit never runs repository-controlled code', () => {
     execFileSync('git', ['-C', ws, 'status', '--porcelain'], { env: { PATH, HOME: ws }, stdio: 'ignore' })
     expect(existsSync(marker)).toBe(true)
     const { ws: again, marker: untouched } = trappedRepo()
-    const run = await runGit(again, ['status', '--porcelain'], { path: PATH })
+    const run = await runGit(again, ['status', '--porcelain'], { git: GIT })
     expect(run.exitCode).toBe(0)
     expect(existsSync(untouched)).toBe(false)
   })
@@ -92,9 +95,33 @@ describe('runGit never runs repository-controlled code', () => {
     })
     expect(existsSync(marker)).toBe(true)
     const { ws: again, marker: untouched } = trappedRepo()
-    expect((await runGit(again, commit, { path: PATH })).exitCode).toBe(0)
+    expect((await runGit(again, commit, { git: GIT })).exitCode).toBe(0)
     expect(existsSync(untouched)).toBe(false)
   })
+
+  // Two guards, each enough alone on this git: GIT_NO_LAZY_FETCH (git ≥ 2.44, and Debian's 2.39
+  // backport) and protocol.allow=never (every git). Each test takes the other guard away.
+  it.each(['uploadpack', 'sshCommand'] as const)(
+    "runs no partial clone's promisor remote (%s), even where git ignores GIT_NO_LAZY_FETCH",
+    async (via) => {
+      const marker = join(tempDir(), 'fetched')
+      const ws = await promisorTrap(via, marker)
+      const lazy = { GIT_NO_LAZY_FETCH: '0' }
+      const plain = ['-c', 'protocol.allow=always']
+      try {
+        // the control: a git allowed to fetch runs the trap
+        await runGit(ws, [...plain, 'rev-parse', '--verify', 'HEAD^{commit}'], { git: GIT, env: lazy })
+        expect(existsSync(marker)).toBe(true)
+        rmSync(marker)
+        await runGit(ws, ['rev-parse', '--verify', 'HEAD^{commit}'], { git: GIT, env: lazy })
+        expect(existsSync(marker)).toBe(false)
+        await runGit(ws, [...plain, 'rev-parse', '--verify', 'HEAD^{commit}'], { git: GIT })
+        expect(existsSync(marker)).toBe(false)
+      } finally {
+        rmSync(ws, { recursive: true, force: true })
+      }
+    },
+  )
 
   it('runs none of them while the git checks verify the workspace', async () => {
     const { ws, marker } = trappedRepo()
@@ -109,14 +136,14 @@ describe('runGit', () => {
     const ws = repoWithCommit()
     const index = join(tempDir(), 'index')
     const run = await runGit(ws, ['rev-parse', '--git-path', 'index'], {
-      path: PATH,
+      git: GIT,
       env: { GIT_INDEX_FILE: index },
     })
     expect(run.stdout).toBe(index)
   })
 
   it('reads nothing from stdin and reports the exit code of a failing command', async () => {
-    const run = await runGit(tempDir(), ['rev-parse', 'HEAD'], { path: PATH })
+    const run = await runGit(tempDir(), ['rev-parse', 'HEAD'], { git: GIT })
     expect(run.exitCode).toBe(128)
     expect(run.stderr).toMatch(/not a git repository/)
   })
@@ -125,7 +152,7 @@ describe('runGit', () => {
     const controller = new AbortController()
     controller.abort()
     await expect(
-      runGit(repoWithCommit(), ['status'], { path: PATH, signal: controller.signal }),
+      runGit(repoWithCommit(), ['status'], { git: GIT, signal: controller.signal }),
     ).rejects.toThrow()
   })
 })
