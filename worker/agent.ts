@@ -1,4 +1,5 @@
 // The agent step: agent.command with the agent environment, its output streamed to the worker log.
+import type { AgentIdentity } from './identity.js'
 import { type RunResult, runProcess } from './process.js'
 
 export interface AgentOptions {
@@ -10,6 +11,7 @@ export interface AgentOptions {
   onLine: (line: string) => void
   onStart?: (pid: number | undefined) => void
   timeoutMs?: number
+  identity?: AgentIdentity
 }
 
 export type AgentResult = RunResult
@@ -22,5 +24,6 @@ export function runAgent(opts: AgentOptions): Promise<AgentResult> {
     onLine: opts.onLine,
     ...(opts.onStart ? { onStart: opts.onStart } : {}),
     ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
   })
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os'
 import type { Api, Claim, Fence } from './api.js'
 import type { Git } from './checks/git-env.js'
 import { agentEnvironment } from './env.js'
+import { type AgentIdentity, privateDirs, sweep } from './identity.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
 
@@ -31,6 +32,8 @@ export interface DispatchDeps {
   env: NodeJS.ProcessEnv
   // aborted when the worker stops waiting for running dispatches (shutdown after its grace period)
   signal: AbortSignal
+  // the slot's own uid/gid (--agent-uid): setup and the agent run as it, never as the worker
+  identity?: AgentIdentity
 }
 
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'abandoned'
@@ -42,6 +45,9 @@ export interface Job {
   // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
   signal: AbortSignal
   agentEnv: Record<string, string>
+  // `<workdir>/<name>` is the clone; with an identity, `<name>.home` and `<name>.tmp` are its HOME and TMPDIR
+  name: string
+  identity?: AgentIdentity
   workerInfo: { id: string; node: string; hostname: string; image?: string }
   // released in reverse order when the dispatch ends, told how it ended
   onClose(release: (ending: Ending) => Promise<void> | void): void
@@ -74,12 +80,19 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
     deps.signal.removeEventListener('abort', forward)
   }
   const releases: ((ending: Ending) => Promise<void> | void)[] = []
+  const name = `${fence.id}-${fence.attempt}`
+  const identity = deps.identity
+  const agentEnv = agentEnvironment(deps.env, deps.config.passEnv, claim.subagent.agent.env ?? {})
+  // fresh per dispatch and the slot uid's own; what the agent leaves there goes with the dispatch
+  if (identity) Object.assign(agentEnv, privateDirs(deps.config.workdir, name))
   return {
     claim,
     fence,
     deps,
     signal: stopping.signal,
-    agentEnv: agentEnvironment(deps.env, deps.config.passEnv, claim.subagent.agent.env ?? {}),
+    agentEnv,
+    name,
+    ...(identity ? { identity } : {}),
     workerInfo: {
       id: deps.config.workerId,
       node: process.version,
@@ -89,6 +102,9 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
     onClose: (release) => void releases.push(release),
     async close(ending) {
       letGo()
+      // nothing of the dispatch outlives it: no process of the slot uid writes while its files go
+      if (identity)
+        await sweep(identity).catch((err) => deps.log.warn(`dispatch ${fence.id}: ${err.message}`))
       for (const release of releases.reverse()) {
         try {
           await release(ending)

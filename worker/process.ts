@@ -15,6 +15,8 @@ export interface RunOptions {
   onLine?: (line: string) => void
   onStart?: (pid: number | undefined) => void
   tailLines?: number
+  // run as this uid/gid, with no supplementary groups (--agent-uid)
+  identity?: { uid: number; gid: number }
 }
 
 export interface RunResult {
@@ -50,6 +52,7 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
     buffer: false,
     reject: false,
     detached: true,
+    ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
   })
   opts.onStart?.(subprocess.pid)
   const stop = stopper(subprocess.pid)

@@ -2,6 +2,7 @@
 import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
+import type { AgentIdentity } from './identity.js'
 import { runProcess } from './process.js'
 
 const SETUP_SCRIPT = 'preflight-setup.sh'
@@ -14,6 +15,7 @@ export interface SetupOptions {
   timeoutMs?: number
   signal?: AbortSignal
   onLine?: (line: string) => void
+  identity?: AgentIdentity
 }
 
 export type SetupResult =
@@ -39,6 +41,7 @@ export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
     timeoutMs,
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.onLine ? { onLine: opts.onLine } : {}),
+    ...(opts.identity ? { identity: opts.identity } : {}),
   })
   if (run.exitCode === 0 && !run.timedOut && !run.cancelled) {
     return { ran: true, ok: true, command, exitCode: 0, durationMs: run.durationMs }

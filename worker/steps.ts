@@ -6,6 +6,7 @@ import { runAgent } from './agent.js'
 import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
 import { runGit } from './checks/git-env.js'
 import { verify as verifyRequirements } from './checks/index.js'
+import { handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
@@ -23,10 +24,13 @@ async function post(job: Job, step: string, detail?: Record<string, unknown>): P
 export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Failure> {
   await post(job, 'prepare')
   const { config } = job.deps
-  const name = `${job.fence.id}-${job.fence.attempt}`
+  const { name, identity } = job
+  const clone = job.claim.dispatch.workspace.path === undefined
   // A clone's directory is ours even when the clone failed half-way; a workspace.path never is.
-  if (job.claim.dispatch.workspace.path === undefined) {
-    job.onClose((ending) => removeUnlessKept(job, join(config.workdir, name), ending))
+  if (clone) job.onClose((ending) => removeUnlessKept(job, join(config.workdir, name), ending))
+  if (identity) {
+    const dirs = await makePrivateDirs(config.workdir, name, identity)
+    job.onClose(dirs.remove)
   }
   const prepared = await prepareWorkspace({
     workspace: job.claim.dispatch.workspace,
@@ -38,6 +42,8 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })
+  // the clone becomes the agent's; a workspace.path stays whose it is
+  if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
   return prepared
 }
 
@@ -61,7 +67,11 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
     signal: job.signal,
     onLine: (line) => job.deps.log.output(`${short(job)} setup`, line),
     ...(job.deps.config.setupTimeoutMs ? { timeoutMs: job.deps.config.setupTimeoutMs } : {}),
+    ...(job.identity ? { identity: job.identity } : {}),
   })
+  // Nothing setup started lives on into verify: a process left running could change the workspace
+  // after it was checked. (Without an identity, setup's process group is stopped when setup exits.)
+  if (job.identity) await sweep(job.identity)
   if (!result.ran || result.ok) return { ok: true }
   ensureActive(job)
   const detail = `${result.command.join(' ')} exited ${result.exitCode} (${result.reason}); last output:\n${result.tail}`
@@ -109,6 +119,7 @@ export async function agent(job: Job, dir: string) {
     signal: job.signal,
     onLine: (line) => job.deps.log.output(short(job), line),
     ...(timeoutMs ? { timeoutMs } : {}),
+    ...(job.identity ? { identity: job.identity } : {}),
   })
   // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole.
   if (run.cancelled) throw new Abandoned(`agent stopped (${run.signal ?? 'cancelled'})`)

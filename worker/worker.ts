@@ -1,5 +1,6 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
 import { type Api, ApiError, backoffMs, type Claim, sleep } from './api.js'
+import { type AgentIdentity, slotIdentity, sweep } from './identity.js'
 import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { Log } from './log.js'
@@ -12,6 +13,8 @@ export interface WorkerOptions extends WorkerConfig {
   graceMs: number
   // claim this many dispatches in all, then stop once they have ended (one per container, say)
   maxDispatches?: number
+  // slot i runs setup and the agent as uid = gid = agentUid + i (the worker checked it may)
+  agentUid?: number
 }
 
 export interface RunningWorker {
@@ -45,8 +48,13 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
 
   async function slot(n: number): Promise<void> {
     let failures = 0
+    const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
+    const deps = identity ? { ...dispatchDeps, identity } : dispatchDeps
     while (!stopping.signal.aborted) {
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
+      // Before every claim, no process of the slot's uid is left (from the last dispatch or a worker that
+      // died): none can change the next dispatch's workspace. A slot that cannot promise it stops.
+      if (identity && !(await swept(n, identity))) return
       taken++
       let claim: Claim | undefined
       try {
@@ -63,9 +71,19 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
         continue
       }
       deps.log.info(`slot ${n}: claimed dispatch ${claim.dispatch.id} (attempt ${claim.dispatch.attempt})`)
-      const ending = await runDispatch(claim, dispatchDeps)
+      const ending = await runDispatch(claim, deps)
       counts[ending]++
       deps.log.info(`slot ${n}: dispatch ${claim.dispatch.id} ended: ${ending}`)
+    }
+  }
+
+  async function swept(n: number, identity: AgentIdentity): Promise<boolean> {
+    try {
+      await sweep(identity)
+      return true
+    } catch (err) {
+      deps.log.warn(`slot ${n}: stopped, claims no more: ${(err as Error).message}`)
+      return false
     }
   }
 

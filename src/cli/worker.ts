@@ -1,18 +1,23 @@
 // `preflight worker` — claims dispatches from a coordinator and runs their lifecycle (SPEC §3).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { chmod, chown, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { findGit, type Git } from '../../worker/checks/git-env.js'
+import { missingCapabilities } from '../../worker/identity.js'
 import { createLog } from '../../worker/log.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
 import { ENV_NAME } from '../contract/index.js'
-import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
+import { coordinatorUrl, intFlag, parseFlags } from './args.js'
 import { UsageError } from './errors.js'
 
 const flags = {
   coordinator: { type: 'string' },
+  // refused with a reason: a command line is readable by every local user, agents included
   token: { type: 'string' },
+  'token-file': { type: 'string' },
+  'agent-uid': { type: 'string' },
   workdir: { type: 'string' },
   concurrency: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
@@ -33,7 +38,7 @@ export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, flags)
   const env = process.env
   const url = coordinatorUrl(values.coordinator).toString()
-  const token = tokenFrom(values.token, 'a worker')
+  const token = await workerToken(values.token, values['token-file'])
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
   }
@@ -41,6 +46,9 @@ export async function run(args: string[]): Promise<number> {
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
   const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
   await mkdir(workdir, { recursive: true })
+  const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1
+  const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
+  if (agentUid !== undefined) await confineTo(agentUid, concurrency, workdir)
   const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
   const options: WorkerOptions = {
     git: trustedGit(env.PATH, [workdir, ...roots]),
@@ -50,7 +58,8 @@ export async function run(args: string[]): Promise<number> {
     passEnv: values['pass-env'] ?? [],
     keepFailed: values['keep-failed'] ?? false,
     allowLocalRepos: values['allow-local-repos'] ?? false,
-    concurrency: intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1,
+    concurrency,
+    ...(agentUid !== undefined ? { agentUid } : {}),
     graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? 30_000,
     waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? 20_000,
     ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
@@ -67,8 +76,15 @@ export async function run(args: string[]): Promise<number> {
     onRetry: (what, n, err) => log.warn(`${what} failed (try ${n}), retrying: ${(err as Error).message}`),
   })
   log.info(
-    `worker ${options.workerId}: coordinator ${url}, workdir ${workdir}, concurrency ${options.concurrency}`,
+    `worker ${options.workerId}: coordinator ${url}, workdir ${workdir}, concurrency ${options.concurrency}` +
+      (agentUid === undefined ? '' : `, agents as uid ${agentUid}–${agentUid + concurrency - 1}`),
   )
+  if (agentUid === undefined) {
+    log.warn(
+      "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
+        'use --agent-uid, or one dispatch per container (--max-dispatches 1); see docs/operations.md',
+    )
+  }
   const worker = startWorker(options, { api, log, env })
   onSignals(
     () => void worker.stop(),
@@ -87,6 +103,55 @@ function onSignals(stop: () => void, abort: () => void) {
   const handle = () => (++received === 1 ? stop() : abort())
   process.on('SIGTERM', handle)
   process.on('SIGINT', handle)
+}
+
+// The worker token: PREFLIGHT_TOKEN or --token-file, never a command line (every local uid reads those).
+// It is taken out of this process's environment so no child is ever given it.
+async function workerToken(flag: string | undefined, file: string | undefined): Promise<string> {
+  if (flag !== undefined) {
+    throw new UsageError(
+      '--token is not accepted (every local user can read a command line): use PREFLIGHT_TOKEN or --token-file FILE',
+    )
+  }
+  const fromEnv = process.env.PREFLIGHT_TOKEN
+  delete process.env.PREFLIGHT_TOKEN
+  if (file === undefined) {
+    if (!fromEnv) throw new UsageError('give the worker token in PREFLIGHT_TOKEN or with --token-file FILE')
+    return fromEnv
+  }
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (err) {
+    throw new UsageError(`cannot read --token-file ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`)
+  }
+  const token = text.trim()
+  if (!token) throw new UsageError(`--token-file ${file} is empty`)
+  return token
+}
+
+// --agent-uid: the worker must be able to switch to the slot uids and act on their files, the range must
+// not hold its own uid, and the workdir's top is the worker's, traversable (0711) but not listable by them.
+async function confineTo(base: number, concurrency: number, workdir: string): Promise<void> {
+  const own = process.getuid?.() ?? -1
+  if (own >= base && own < base + concurrency) {
+    throw new UsageError(
+      `--agent-uid ${base} with --concurrency ${concurrency} includes this worker's own uid ${own}`,
+    )
+  }
+  const missing = missingCapabilities()
+  if (missing.length > 0) {
+    throw new UsageError(
+      `--agent-uid needs root or the capabilities ${missing.join(', ')}, which this worker lacks`,
+    )
+  }
+  await chown(workdir, own, process.getgid?.() ?? 0)
+  await chmod(workdir, 0o711)
+  const probe = spawnSync('/bin/sh', ['-c', 'exit 0'], { uid: base, gid: base, cwd: workdir, env: {} })
+  if (probe.status !== 0) {
+    const why = probe.error ? (probe.error as NodeJS.ErrnoException).code : `exit ${probe.status}`
+    throw new UsageError(`--agent-uid: cannot start a program as uid ${base} in ${workdir} (${why})`)
+  }
 }
 
 // git, found once on the worker's own PATH and never inside a workspace; the worker does not start without it.

@@ -1,13 +1,19 @@
 import { spawnSync } from 'node:child_process'
-import { resolve } from 'node:path'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
 
-// The real binary (dist/ is built by the global setup), with none of the PREFLIGHT_* fallbacks set.
+// The real binary (dist/ is built by the global setup), with a token and no other PREFLIGHT_* variable.
 function worker(...args: string[]) {
+  return workerWith({ PREFLIGHT_TOKEN: 't' }, ...args)
+}
+
+function workerWith(env: Record<string, string>, ...args: string[]) {
   const res = spawnSync(process.execPath, [BIN, 'worker', ...args], {
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, ...env },
     encoding: 'utf8',
     timeout: 20_000,
   })
@@ -16,27 +22,54 @@ function worker(...args: string[]) {
 
 describe('preflight worker arguments', () => {
   it('exits 2 with one sentence when no coordinator is given', () => {
-    const { code, stderr } = worker('--token', 't')
+    const { code, stderr } = worker()
     expect(code).toBe(2)
     expect(stderr.trim().split('\n')).toHaveLength(1)
     expect(stderr).toContain('--coordinator')
   })
 
   it('exits 2 when no token is given', () => {
-    expect(worker('--coordinator', 'http://127.0.0.1:1').code).toBe(2)
+    expect(workerWith({}, '--coordinator', 'http://127.0.0.1:1')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('PREFLIGHT_TOKEN'),
+    })
+  })
+
+  // /proc/<pid>/cmdline is readable by every uid on the machine, agents included.
+  it('refuses a token on the command line, naming the ways that keep it secret', () => {
+    const { code, stderr } = worker('--coordinator', 'http://127.0.0.1:1', '--token', 'secret')
+    expect(code).toBe(2)
+    expect(stderr.trim().split('\n')).toHaveLength(1)
+    expect(stderr).toMatch(/PREFLIGHT_TOKEN.*--token-file/)
+  })
+
+  it('exits 2 for a --token-file it cannot read or that is empty', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'preflight-cli-'))
+    try {
+      const empty = join(dir, 'empty')
+      writeFileSync(empty, '\n')
+      for (const file of [join(dir, 'missing'), empty]) {
+        expect(workerWith({}, '--coordinator', 'http://127.0.0.1:1', '--token-file', file)).toMatchObject({
+          code: 2,
+          stderr: expect.stringContaining('--token-file'),
+        })
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('exits 2 for a concurrency that is not a positive whole number', () => {
-    expect(worker('--coordinator', 'http://127.0.0.1:1', '--token', 't', '--concurrency', '0').code).toBe(2)
+    expect(worker('--coordinator', 'http://127.0.0.1:1', '--concurrency', '0').code).toBe(2)
   })
 
   it('exits 2 for a --pass-env that is not a variable name', () => {
-    expect(worker('--coordinator', 'http://127.0.0.1:1', '--token', 't', '--pass-env', 'A=B').code).toBe(2)
+    expect(worker('--coordinator', 'http://127.0.0.1:1', '--pass-env', 'A=B').code).toBe(2)
   })
 
   it('exits 2 for a coordinator that is not a URL', () => {
-    expect(worker('--coordinator', 'not a url', '--token', 't').code).toBe(2)
-    expect(worker('--coordinator', 'ftp://127.0.0.1/', '--token', 't')).toMatchObject({
+    expect(worker('--coordinator', 'not a url').code).toBe(2)
+    expect(worker('--coordinator', 'ftp://127.0.0.1/')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('http(s)'),
     })

@@ -1,0 +1,141 @@
+// End to end, as the attacker: a worker running as root with --agent-uid, and agents that hunt for its
+// token, leave processes behind, plant files for later dispatches and reach for other workspaces.
+import { chmod, mkdir, readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { diesWithin } from '../worker/git-fixtures.js'
+import {
+  type Coordinator,
+  dispatch,
+  e2eSuite,
+  type Proc,
+  register,
+  startCoordinator,
+  startWorker,
+  TOKENS,
+  waitForStatus,
+  waitUntil,
+} from './support.js'
+
+const BASE = 61_000
+const isRoot = process.getuid?.() === 0
+
+const suite = e2eSuite({ 'package.json': '{}\n' })
+let coordinator: Coordinator
+let worker: Proc
+let workdir: string
+// the agents' one way to tell the test what they saw: a directory every uid may write
+let outbox: string
+
+beforeAll(async () => {
+  if (!isRoot) return
+  // the scratch directory is the test's (0700): the slot uids must be able to pass through it
+  await chmod(suite.scratch, 0o711)
+  outbox = join(suite.scratch, 'outbox')
+  await mkdir(outbox)
+  await chmod(outbox, 0o1777)
+  workdir = join(suite.scratch, 'work')
+  coordinator = await startCoordinator(suite.db.url ?? '')
+  worker = startWorker(coordinator.url, {
+    workdir,
+    args: ['--agent-uid', String(BASE), '--concurrency', '2'],
+  })
+})
+
+const wait = (id: string) => waitForStatus(coordinator.url, id, 60_000, [worker, coordinator])
+
+async function run(name: string, script: string | string[], setup?: string[]) {
+  const command = typeof script === 'string' ? ['sh', '-c', script] : script
+  await register(coordinator.url, { name, agent: { command } })
+  return dispatch(coordinator.url, name, { repo: suite.repo, ...(setup ? { setup } : {}) })
+}
+
+const read = (file: string) => readFile(join(outbox, file), 'utf8').catch(() => '')
+
+// Only root can switch uids; CI runs as root, and so does every machine of this project.
+describe.runIf(isRoot)('an agent under --agent-uid', () => {
+  it('finds the worker token nowhere it can read: environment, /proc, HOME, the workdir', async () => {
+    const hunt = [
+      'out=$0/hunt; env > $out',
+      'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat $f 2>/dev/null | tr "\\0" "\\n"; done >> $out',
+      'grep -rs "" "$HOME" "$TMPDIR" >> $out',
+      `ls -la ${workdir} >> $out 2>&1 || echo "workdir: not listable" >> $out`,
+      'echo uid=$(id -u) groups=$(id -G) >> $out',
+    ].join('\n')
+    const id = await run('iso-hunt', ['sh', '-c', hunt, outbox])
+    expect((await wait(id)).status).toBe('succeeded')
+    const seen = await read('hunt')
+    expect(seen).toContain('workdir: not listable')
+    expect(seen).toMatch(new RegExp(`uid=(${BASE}|${BASE + 1}) groups=\\1\n`))
+    expect(seen).not.toContain(TOKENS.worker)
+    // the control: it is there for whoever may read the worker's /proc entry
+    expect(await readFile(`/proc/${worker.child.pid}/environ`, 'utf8')).toContain(TOKENS.worker)
+  }, 90_000)
+
+  it('runs setup as the slot uid too', async () => {
+    const id = await run('iso-setup', `id -u > ${outbox}/agent-uid`, [
+      'sh',
+      '-c',
+      `id -u > ${outbox}/setup-uid`,
+    ])
+    expect((await wait(id)).status).toBe('succeeded')
+    const uid = (await read('agent-uid')).trim()
+    expect([String(BASE), String(BASE + 1)]).toContain(uid)
+    expect((await read('setup-uid')).trim()).toBe(uid)
+  }, 90_000)
+
+  it('leaves no process behind: one started with setsid is gone when its dispatch ends', async () => {
+    const script = `setsid sh -c 'echo $$ > ${outbox}/escaped; sleep 30; touch ${outbox}/late' & sleep 0.5`
+    const id = await run('iso-setsid', script)
+    expect((await wait(id)).status).toBe('succeeded')
+    const pid = Number(await read('escaped'))
+    expect(pid).toBeGreaterThan(0)
+    expect(await diesWithin(pid, 2_000)).toBe(true)
+  }, 90_000)
+
+  it('stops what setup left running before the workspace is checked', async () => {
+    const pidFile = join(outbox, 'setup-escaped')
+    const id = await run(
+      'iso-setup-escape',
+      // running, not a zombie (a killed orphan may wait for a PID 1 that does not reap)
+      `grep -qs '^State:.[RSD]' /proc/$(cat ${pidFile})/status && echo alive > ${outbox}/seen || echo gone > ${outbox}/seen`,
+      ['sh', '-c', `setsid sh -c 'echo $$ > ${pidFile}; sleep 30' & sleep 0.2`],
+    )
+    expect((await wait(id)).status).toBe('succeeded')
+    expect(Number(await read('setup-escaped'))).toBeGreaterThan(0)
+    expect((await read('seen')).trim()).toBe('gone')
+  }, 90_000)
+
+  it('gives every dispatch a fresh HOME: what one agent writes there is not there for the next', async () => {
+    const first = await run('iso-home-1', `echo planted > "$HOME/planted"; echo "$HOME" > ${outbox}/home-1`)
+    expect((await wait(first)).status).toBe('succeeded')
+    const second = await run(
+      'iso-home-2',
+      `ls "$HOME"/planted > ${outbox}/home-2 2>&1 || echo absent >> ${outbox}/home-2; echo "$HOME" >> ${outbox}/home-2`,
+    )
+    expect((await wait(second)).status).toBe('succeeded')
+    const [seen, home] = (await read('home-2')).trim().split('\n').slice(-2)
+    expect(seen).toBe('absent')
+    expect(home).not.toBe((await read('home-1')).trim())
+  }, 90_000)
+
+  it("cannot write to the workdir's top nor into another slot's workspace", async () => {
+    const holder = await run('iso-holder', `pwd > ${outbox}/holder-pwd; sleep 4`)
+    await waitUntil(async () => (await read('holder-pwd')) !== '', 30_000, worker.output)
+    const other = (await read('holder-pwd')).trim()
+    const probe = [
+      `touch ${workdir}/planted 2>/dev/null && echo top-written || echo top-refused`,
+      `touch ${other}/planted 2>/dev/null && echo other-written || echo other-refused`,
+      `ls ${other} > /dev/null 2>&1 && echo other-listed || echo other-unlisted`,
+    ].join('; ')
+    const prober = await run('iso-prober', `(${probe}) > ${outbox}/reach`)
+    expect((await wait(prober)).status).toBe('succeeded')
+    expect((await wait(holder)).status).toBe('succeeded')
+    expect((await read('reach')).trim().split('\n')).toEqual([
+      'top-refused',
+      'other-refused',
+      'other-unlisted',
+    ])
+    expect(await readdir(workdir)).toEqual([])
+  }, 90_000)
+})

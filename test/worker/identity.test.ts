@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+import { liveProcesses, missingCapabilities, slotIdentity, sweep } from '../../worker/identity.js'
+import { alive, diesWithin } from './git-fixtures.js'
+
+const isRoot = process.getuid?.() === 0
+
+describe('slotIdentity', () => {
+  it('gives slot i the uid and gid base + i', () => {
+    expect(slotIdentity(61_000, 0)).toEqual({ uid: 61_000, gid: 61_000 })
+    expect(slotIdentity(61_000, 3)).toEqual({ uid: 61_003, gid: 61_003 })
+  })
+})
+
+describe('missingCapabilities', () => {
+  it('needs nothing more with root’s full set', () => {
+    expect(missingCapabilities('Name:\tnode\nCapEff:\t000001ffffffffff\n')).toEqual([])
+  })
+
+  it('names what a worker without capabilities lacks', () => {
+    expect(missingCapabilities('CapEff:\t0000000000000000\n')).toEqual([
+      'CAP_CHOWN',
+      'CAP_DAC_OVERRIDE',
+      'CAP_FOWNER',
+      'CAP_KILL',
+      'CAP_SETGID',
+      'CAP_SETUID',
+    ])
+  })
+
+  it('names only the missing ones (a container with CAP_SETUID dropped)', () => {
+    // all of bits 0-7 but 7
+    expect(missingCapabilities('CapEff:\t000000000000007f\n')).toEqual(['CAP_SETUID'])
+  })
+
+  it('counts everything as missing when it cannot read the set', () => {
+    expect(missingCapabilities('')).toHaveLength(6)
+  })
+})
+
+// Switching uids needs root; CI runs as root.
+describe.runIf(isRoot)('sweep', () => {
+  const who = { uid: 61_900, gid: 61_900 }
+
+  it('ends every process of the uid, also those that left their group with setsid', async () => {
+    const leader = spawn('sh', ['-c', 'setsid sleep 60 & sleep 60'], {
+      ...who,
+      detached: true,
+      stdio: 'ignore',
+    })
+    await new Promise((r) => setTimeout(r, 200))
+    const before = liveProcesses(who.uid)
+    expect(before.length).toBeGreaterThanOrEqual(3)
+    await sweep(who)
+    for (const pid of before) expect(await diesWithin(pid)).toBe(true)
+    expect(liveProcesses(who.uid)).toEqual([])
+    expect(leader.pid && alive(leader.pid)).toBe(false)
+  })
+
+  it('leaves processes of other uids alone', async () => {
+    const other = spawn('sleep', ['60'], { uid: 61_901, gid: 61_901, stdio: 'ignore' })
+    try {
+      await new Promise((r) => setTimeout(r, 100))
+      await sweep(who)
+      expect(other.pid && alive(other.pid)).toBe(true)
+    } finally {
+      other.kill('SIGKILL')
+    }
+  })
+})

@@ -1,0 +1,128 @@
+// The agent's own identity (--agent-uid): a uid/gid per slot, the privileges switching to it takes, and
+// the sweep that leaves no process of that uid behind.
+import { spawn } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { chmod, lchown, mkdir, opendir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { AgentIdentity } from './checks/types.js'
+
+export type { AgentIdentity }
+
+// Slot i (from 0) runs setup and the agent as uid = gid = base + i, with no supplementary groups.
+export function slotIdentity(base: number, slot: number): AgentIdentity {
+  return { uid: base + slot, gid: base + slot }
+}
+
+// What the worker does to and for another uid, by capability (bit number in CapEff).
+const NEEDED = {
+  CAP_CHOWN: 0, // hand the clone, HOME and TMPDIR to the slot uid
+  CAP_DAC_OVERRIDE: 1, // check, baseline and remove what the agent made, whatever its modes
+  CAP_FOWNER: 3, // chmod what the agent owns
+  CAP_KILL: 5, // stop setup's and the agent's process groups
+  CAP_SETGID: 6, // start them as the slot gid, with no supplementary groups
+  CAP_SETUID: 7, // … and the slot uid
+} as const
+
+// The capabilities --agent-uid needs that this process lacks (none for root with the usual set).
+export function missingCapabilities(status = readStatus('self')): string[] {
+  const hex = /^CapEff:\s*([0-9a-f]+)$/m.exec(status ?? '')?.[1]
+  if (hex === undefined) return Object.keys(NEEDED)
+  const effective = BigInt(`0x${hex}`)
+  return Object.entries(NEEDED)
+    .filter(([, bit]) => (effective & (1n << BigInt(bit))) === 0n)
+    .map(([name]) => name)
+}
+
+const SWEEP_DEADLINE_MS = 10_000
+const SWEEP_PAUSE_MS = 20
+
+// Every process of the uid is gone when this resolves: a helper running as that uid sends SIGKILL to
+// every process it may signal (kill -1 reaches all of the uid, setsid or not, and nothing else), until
+// /proc shows none alive. Throws when some still live after the deadline (a process stuck in the kernel).
+export async function sweep(who: AgentIdentity, deadlineMs = SWEEP_DEADLINE_MS): Promise<void> {
+  const until = Date.now() + deadlineMs
+  for (;;) {
+    const left = liveProcesses(who.uid)
+    if (left.length === 0) return
+    if (Date.now() > until) {
+      throw new Error(
+        `uid ${who.uid} still runs ${left.length} process(es) (pid ${left.slice(0, 5).join(', ')})`,
+      )
+    }
+    await killAllAs(who)
+    if (liveProcesses(who.uid).length > 0) await new Promise((r) => setTimeout(r, SWEEP_PAUSE_MS))
+  }
+}
+
+function killAllAs(who: AgentIdentity): Promise<void> {
+  return new Promise((resolve) => {
+    // kill(-1) spares the caller itself; a fork racing it fails, as the kernel checks for a pending SIGKILL
+    const helper = spawn('/bin/sh', ['-c', 'kill -9 -1 2>/dev/null; exit 0'], {
+      uid: who.uid,
+      gid: who.gid,
+      cwd: '/',
+      env: {},
+      stdio: 'ignore',
+    })
+    helper.once('error', () => resolve())
+    helper.once('close', () => resolve())
+  })
+}
+
+// Processes whose real, effective or saved uid is `uid` and that are not zombies (a zombie is dead
+// already; it waits only for its parent, and a PID 1 that does not reap may keep it forever).
+export function liveProcesses(uid: number): number[] {
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const status = readStatus(name)
+    if (!status || /^State:\s*[ZX]/m.test(status)) continue
+    const ids = /^Uid:\s*(\d+)\s+(\d+)\s+(\d+)/m.exec(status)
+    if (ids?.slice(1, 4).some((id) => Number(id) === uid)) pids.push(Number(name))
+  }
+  return pids
+}
+
+function readStatus(pid: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/status`, 'utf8')
+  } catch {
+    // it ended while we looked
+    return undefined
+  }
+}
+
+// The agent's HOME and TMPDIR for one dispatch, beside its workspace in the workdir.
+export function privateDirs(workdir: string, name: string): { HOME: string; TMPDIR: string } {
+  return { HOME: join(workdir, `${name}.home`), TMPDIR: join(workdir, `${name}.tmp`) }
+}
+
+// Makes HOME and TMPDIR afresh, mode 0700 and owned by the slot uid; `remove` takes them away again.
+export async function makePrivateDirs(workdir: string, name: string, who: AgentIdentity) {
+  const dirs = Object.values(privateDirs(workdir, name))
+  for (const dir of dirs) {
+    await rm(dir, { recursive: true, force: true })
+    await mkdir(dir, { mode: 0o700 })
+    await lchown(dir, who.uid, who.gid)
+  }
+  return {
+    async remove() {
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+// Gives a tree the worker made (a fresh clone, nothing of the agent's in it yet) to the slot uid, links
+// themselves and not what they point at, and closes its top to every other uid.
+export async function handOver(dir: string, who: AgentIdentity): Promise<void> {
+  await lchown(dir, who.uid, who.gid)
+  await chmod(dir, 0o700)
+  const pending = [dir]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for await (const entry of await opendir(next)) {
+      const path = join(next, entry.name)
+      await lchown(path, who.uid, who.gid)
+      if (entry.isDirectory()) pending.push(path)
+    }
+  }
+}
