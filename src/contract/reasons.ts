@@ -40,5 +40,7 @@ export const Rejection = {
   DanglingSymlink: 'dangling-symlink',
   Directory: 'directory',
   NotExecutable: 'not-executable',
+  // exists, but the agent's uid cannot reach or execute it through the directories on the way
+  Unreachable: 'unreachable',
 } as const
 export type Rejection = (typeof Rejection)[keyof typeof Rejection]

@@ -2,6 +2,7 @@
 import { realpathSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import { Reason } from '../../src/contract/index.js'
+import { agentAccess } from './access.js'
 import { resolveOnDirs } from './resolve.js'
 import type { CheckContext, Finding } from './types.js'
 
@@ -14,7 +15,7 @@ function searchDirs(path: string | undefined, workspace: string): string[] {
 
 export async function checkExec(name: string, ctx: CheckContext): Promise<Finding> {
   const searched = searchDirs(ctx.env.PATH, ctx.workspace)
-  const { found, rejected } = resolveOnDirs(name, searched)
+  const { found, rejected } = resolveOnDirs(name, searched, agentAccess(ctx))
   if (!found) return { status: 'unmet', reason: Reason.NotFound, observed: { name, searched, rejected } }
   return { status: 'met', observed: { name, path: found, realpath: realpathSync.native(found) } }
 }

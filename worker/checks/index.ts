@@ -17,9 +17,9 @@ import { checkGit } from './git.js'
 import type { Git } from './git-env.js'
 import { DirectoryCache } from './listing.js'
 import { checkPaths } from './paths.js'
-import type { CheckContext, Checker, Finding } from './types.js'
+import type { AgentIdentity, CheckContext, Checker, Finding } from './types.js'
 
-export type { CheckContext, Checker, Finding } from './types.js'
+export type { AgentIdentity, CheckContext, Checker, Finding } from './types.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
 const DEFAULT_MAX_ENTRIES = 200_000
@@ -34,6 +34,8 @@ export interface VerifyOptions {
   workspace: string
   // the agent environment
   env: Record<string, string>
+  // the uid/gid the agent runs as: exec and paths then judge what it may do, not this process
+  agent?: AgentIdentity
   // per check
   timeoutMs?: number
   // walk bound per paths pattern
@@ -60,6 +62,7 @@ export function evaluationContext(
   return {
     workspace: opts.workspace,
     env: opts.env,
+    ...(opts.agent ? { agent: opts.agent } : {}),
     requires: requires ?? {},
     timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxEntries: opts.maxEntries ?? DEFAULT_MAX_ENTRIES,

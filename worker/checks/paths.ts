@@ -2,6 +2,7 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
+import { agentAccess, reachable } from './access.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
 import { isMissing, isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
@@ -38,6 +39,10 @@ function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): F
   const why = linkProblem(abs, realRoot, plan.dirOnly)
   if (why === null) return unmet(0)
   if (why) return unmet(0, [{ path: plan.path, why }])
+  const agent = agentAccess(ctx)
+  if (agent && !reachable(abs, agent.who, agent.cache)) {
+    return unmet(0, [{ path: plan.path, why: Rejection.Unreachable }])
+  }
   return { status: 'met', observed: { match: plan.path } }
 }
 

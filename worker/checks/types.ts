@@ -30,6 +30,14 @@ export interface CheckContext {
   listings: DirectoryCache
   // per-call memo so that several checks of one kind share one probe (git runs once for both facts)
   memo: Map<string, unknown>
+  // the uid/gid setup and the agent run as; when absent, checks judge what this process may do
+  agent?: AgentIdentity
+}
+
+// The identity setup and the agent run as: uid and gid, no supplementary groups.
+export interface AgentIdentity {
+  uid: number
+  gid: number
 }
 
 export type Checker = (requirement: string, ctx: CheckContext) => Promise<Finding>

@@ -2,6 +2,7 @@
 import { realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
+import { type AgentAccess, agentAccess, reachable } from './access.js'
 import type { GlobPlan } from './pattern.js'
 import { isMissing } from './resolve.js'
 import type { CheckContext, Rejected } from './types.js'
@@ -24,6 +25,7 @@ interface Frame {
 
 export async function walkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): Promise<WalkResult> {
   const result: WalkResult = { entriesScanned: 0, rejected: [] }
+  const agent = agentAccess(ctx)
   const stack: Frame[] = [{ rel: plan.base, depth: 0 }]
   let sliceStart = performance.now()
   await yieldToLoop()
@@ -40,7 +42,8 @@ export async function walkGlob(plan: GlobPlan, realRoot: string, ctx: CheckConte
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
       if (
         plan.matches(rel) &&
-        accept(rel, entry.isSymbolicLink(), entry.isDirectory(), plan, realRoot, ctx, result)
+        accept(rel, entry.isSymbolicLink(), entry.isDirectory(), plan, realRoot, ctx, result) &&
+        (!agent || reaches(agent, rel, ctx, result))
       ) {
         return { ...result, match: rel }
       }
@@ -72,6 +75,13 @@ function accept(
   const why = linkProblem(join(ctx.workspace, rel), realRoot, plan.dirOnly)
   if (why === undefined) return true
   if (why !== null && result.rejected.length < MAX_REJECTED) result.rejected.push({ path: rel, why })
+  return false
+}
+
+// Whether the agent can reach a match; one it cannot is listed, and the walk goes on.
+function reaches(agent: AgentAccess, rel: string, ctx: CheckContext, result: WalkResult): boolean {
+  if (reachable(join(ctx.workspace, rel), agent.who, agent.cache)) return true
+  if (result.rejected.length < MAX_REJECTED) result.rejected.push({ path: rel, why: Rejection.Unreachable })
   return false
 }
 

@@ -1,3 +1,4 @@
+import { chmodSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { type ContextRequires, listRequirements, type Requirement } from '../../../src/contract/index.js'
 import { type Checker, evaluate, evaluationContext, verify } from '../../../worker/checks/index.js'
@@ -164,6 +165,21 @@ describe('verify', () => {
     const verdict = await verify({ paths: ['**/*.md'] }, { workspace: ws, env: { PATH }, maxEntries: 10 })
     expect(verdict.outcome).toBe('error')
     expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'walk-limit' })
+  })
+
+  it('judges for the agent identity it is given, and for this process without one', async () => {
+    const ws = tempDir()
+    write(ws, 'package.json')
+    // the workspace of this uid, closed to everyone else
+    chmodSync(ws, 0o700)
+    const agent = { uid: 4242, gid: 4242 }
+    const asAgent = await verify({ paths: ['package.json'] }, { workspace: ws, env: { PATH }, agent })
+    expect(asAgent.results[0]).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: 'package.json', why: 'unreachable' }] },
+    })
+    expect((await verify({ paths: ['package.json'] }, { workspace: ws, env: { PATH } })).outcome).toBe('met')
+    expect(Object.hasOwn(evaluationContext({}, { workspace: ws, env: { PATH } }), 'agent')).toBe(false)
   })
 
   it('is error, not met, for a workspace that does not exist', async () => {

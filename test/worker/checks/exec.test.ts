@@ -1,10 +1,11 @@
-import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, copyFileSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkExec } from '../../../worker/checks/exec.js'
+import type { AgentIdentity } from '../../../worker/checks/index.js'
 import { resolveOnDirs } from '../../../worker/checks/resolve.js'
-import { context, link, tempDir, write } from './helpers.js'
+import { context, link, sharedDir, tempDir, write } from './helpers.js'
 
 const SCRIPT = '#!/bin/sh\nexit 0\n'
 
@@ -147,3 +148,164 @@ process.stdout.write(JSON.stringify(resolveOnDirs(${JSON.stringify(name)}, ${JSO
   )
   return JSON.parse(out)
 }
+
+// Another uid than this process's: the files a test creates are not the agent's, unless chowned to it.
+const AGENT = { uid: 4242, gid: 4242 }
+
+function asAgent(ws: string, agent: AgentIdentity, ...dirs: string[]) {
+  return context(ws, {}, { env: { PATH: dirs.join(':') }, agent })
+}
+
+describe('exec as the agent', () => {
+  it('is unmet for a tool of mode 0700 owned by another uid, and takes a usable one later on PATH', async () => {
+    const locked = sharedDir()
+    write(locked, 'tool', SCRIPT, 0o700)
+    const ws = sharedDir()
+    expect(await checkExec('tool', onPath(ws, locked))).toMatchObject({ status: 'met' })
+    expect(await checkExec('tool', asAgent(ws, AGENT, locked))).toEqual({
+      status: 'unmet',
+      reason: 'not-found',
+      observed: {
+        name: 'tool',
+        searched: [locked],
+        rejected: [{ path: join(locked, 'tool'), why: 'not-executable' }],
+      },
+    })
+    const open = sharedDir()
+    write(open, 'tool', SCRIPT, 0o755)
+    expect(await checkExec('tool', asAgent(ws, AGENT, locked, open))).toMatchObject({
+      status: 'met',
+      observed: { path: join(open, 'tool') },
+    })
+  })
+
+  it('passes over a PATH directory the agent may not search, listing the candidate as unreachable', async () => {
+    const root = sharedDir()
+    const closed = join(root, 'closed')
+    write(closed, 'tool', SCRIPT, 0o755)
+    chmodSync(closed, 0o700)
+    const open = join(root, 'open')
+    write(open, 'tool', SCRIPT, 0o755)
+    expect(await checkExec('tool', asAgent(sharedDir(), AGENT, closed, open))).toEqual({
+      status: 'met',
+      observed: { name: 'tool', path: join(open, 'tool'), realpath: join(open, 'tool') },
+    })
+    expect(await checkExec('tool', asAgent(sharedDir(), AGENT, closed))).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: join(closed, 'tool'), why: 'unreachable' }] },
+    })
+  })
+
+  it('rejects a symlink on PATH whose target lies in a directory the agent may not search', async () => {
+    const root = sharedDir()
+    write(root, 'closed/tool-1.0', SCRIPT, 0o755)
+    chmodSync(join(root, 'closed'), 0o700)
+    link(root, 'bin/tool', join(root, 'closed/tool-1.0'))
+    expect(await checkExec('tool', asAgent(sharedDir(), AGENT, join(root, 'bin')))).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: join(root, 'bin/tool'), why: 'unreachable' }] },
+    })
+  })
+
+  // Files are created with this process's gid: an agent of that gid (and another uid) is in their group.
+  it("applies the group bits when the file's gid is the agent's, even where other bits would allow", async () => {
+    const agent = { uid: AGENT.uid, gid: process.getgid?.() ?? 0 }
+    const dir = sharedDir()
+    write(dir, 'grouped', SCRIPT, 0o710)
+    write(dir, 'others-only', SCRIPT, 0o701)
+    expect(await checkExec('grouped', asAgent(sharedDir(), agent, dir))).toMatchObject({ status: 'met' })
+    expect(await checkExec('others-only', asAgent(sharedDir(), agent, dir))).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: join(dir, 'others-only'), why: 'not-executable' }] },
+    })
+  })
+
+  it('is met for a tool of mode 0700 owned by the agent uid', async () => {
+    const dir = sharedDir()
+    const tool = write(dir, 'tool', SCRIPT, 0o700)
+    // as root the file is given to AGENT; otherwise the agent is this uid (never root: root's rule differs)
+    const agent = process.getuid?.() === 0 ? AGENT : { uid: process.getuid?.() ?? 0, gid: AGENT.gid }
+    if (process.getuid?.() === 0) chownSync(tool, AGENT.uid, AGENT.gid)
+    expect(await checkExec('tool', asAgent(sharedDir(), agent, dir))).toMatchObject({
+      status: 'met',
+      observed: { path: tool },
+    })
+    chmodSync(tool, 0o077)
+    expect(await checkExec('tool', asAgent(sharedDir(), agent, dir))).toMatchObject({ status: 'unmet' })
+  })
+})
+
+// The emulation against the kernel: execve run as the agent's uid/gid (no supplementary groups, as
+// node's spawn with uid/gid sets them) must agree with checkExec for every fixture. Needs root to
+// give files away and to switch uid; CI runs as root.
+describe.runIf(process.getuid?.() === 0)('exec as the agent, against the kernel', () => {
+  const OTHER = 4343
+  const TRUE_BIN = realpathSync('/bin/true')
+
+  interface Fixture {
+    agent: AgentIdentity
+    dir?: [mode: number, uid: number, gid: number]
+    file?: [mode: number, uid: number, gid: number]
+    // a symlink in an open PATH directory to the tool, through a hop directory when given
+    via?: 'link' | 'hop'
+  }
+
+  const fixtures: Record<string, Fixture> = {
+    'other bits': { agent: AGENT, file: [0o755, OTHER, OTHER] },
+    'no bit for other': { agent: AGENT, file: [0o770, OTHER, OTHER] },
+    'group bits, gid matches': { agent: AGENT, file: [0o710, OTHER, AGENT.gid] },
+    'group bits decide over other': { agent: AGENT, file: [0o701, OTHER, AGENT.gid] },
+    'owner bits, uid matches': { agent: AGENT, file: [0o700, AGENT.uid, OTHER] },
+    'owner bits decide over group and other': { agent: AGENT, file: [0o077, AGENT.uid, AGENT.gid] },
+    'directory closed': { agent: AGENT, dir: [0o700, OTHER, OTHER] },
+    'directory searchable by other': { agent: AGENT, dir: [0o711, OTHER, OTHER] },
+    'directory searchable by group': { agent: AGENT, dir: [0o710, OTHER, AGENT.gid] },
+    'directory: group bits decide over other': { agent: AGENT, dir: [0o701, OTHER, AGENT.gid] },
+    'symlink into a closed directory': { agent: AGENT, dir: [0o700, OTHER, OTHER], via: 'link' },
+    'symlink chain through a closed directory': { agent: AGENT, via: 'hop' },
+    'root, no execute bit': { agent: { uid: 0, gid: 0 }, file: [0o644, OTHER, OTHER] },
+    'root, a group execute bit': { agent: { uid: 0, gid: 0 }, file: [0o610, OTHER, OTHER] },
+    'root, closed directory': { agent: { uid: 0, gid: 0 }, dir: [0o000, OTHER, OTHER] },
+  }
+
+  // <root>/<n>/tool is what PATH finds: the binary itself, or a symlink to <root>/<n>/target/tool.
+  function build(root: string, n: number, fixture: Fixture): string {
+    const at = join(root, String(n))
+    const home = fixture.via ? join(at, 'target') : at
+    mkdirSync(home, { recursive: true })
+    copyFileSync(TRUE_BIN, join(home, 'tool'))
+    const [fileMode, fileUid, fileGid] = fixture.file ?? [0o755, OTHER, OTHER]
+    chownSync(join(home, 'tool'), fileUid, fileGid)
+    chmodSync(join(home, 'tool'), fileMode)
+    if (fixture.via === 'link') symlinkSync(join(home, 'tool'), join(at, 'tool'))
+    if (fixture.via === 'hop') {
+      mkdirSync(join(at, 'hop'))
+      symlinkSync('../target/tool', join(at, 'hop/tool'))
+      chmodSync(join(at, 'hop'), 0o700)
+      symlinkSync('hop/tool', join(at, 'tool'))
+    }
+    const [dirMode, dirUid, dirGid] = fixture.dir ?? [0o755, OTHER, OTHER]
+    chownSync(home, dirUid, dirGid)
+    chmodSync(home, dirMode)
+    return at
+  }
+
+  function kernelRuns(tool: string, agent: AgentIdentity): boolean {
+    const run = spawnSync('/bin/sh', ['-c', 'exec "$0"', tool], { uid: agent.uid, gid: agent.gid, cwd: '/' })
+    return run.status === 0
+  }
+
+  it('agrees with execve run as the agent uid/gid', async () => {
+    const root = sharedDir()
+    const kernel: Record<string, boolean> = {}
+    const ours: Record<string, boolean> = {}
+    for (const [n, [label, fixture]] of Object.entries(fixtures).entries()) {
+      const dir = build(root, n, fixture)
+      kernel[label] = kernelRuns(join(dir, 'tool'), fixture.agent)
+      ours[label] = (await checkExec('tool', asAgent(sharedDir(), fixture.agent, dir))).status === 'met'
+    }
+    expect(ours).toEqual(kernel)
+    // not vacuous: the fixtures hold both verdicts
+    expect(new Set(Object.values(kernel))).toEqual(new Set([true, false]))
+  })
+})

@@ -20,6 +20,13 @@ export function tempDir(prefix = 'preflight-test-'): string {
   return dir
 }
 
+// A fresh directory that any uid may search (mkdtemp makes it 0700), for checks run as another uid.
+export function sharedDir(prefix = 'preflight-test-'): string {
+  const dir = tempDir(prefix)
+  chmodSync(dir, 0o755)
+  return dir
+}
+
 export function write(root: string, rel: string, body = 'x\n', mode = 0o644): string {
   const file = join(root, rel)
   mkdirSync(dirname(file), { recursive: true })

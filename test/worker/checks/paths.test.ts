@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
-import { context, link, tempDir, write } from './helpers.js'
+import { context, link, sharedDir, tempDir, write } from './helpers.js'
 
 describe('paths: literal patterns', () => {
   it('is met by an existing file and reads no directory', async () => {
@@ -232,5 +232,64 @@ describe('paths: globs', () => {
     controller.abort()
     const finding = await checkPaths('src/**/*.ts', context(ws, {}, { signal: controller.signal }))
     expect(finding).toMatchObject({ status: 'error', reason: 'timeout' })
+  })
+})
+
+// Another uid than this process's: the directories a test creates are not the agent's.
+const AGENT = { uid: 4242, gid: 4242 }
+
+describe('paths as the agent', () => {
+  it('is unmet for a file under a 0700 directory of another uid, listing it as unreachable', async () => {
+    const ws = sharedDir()
+    write(ws, 'secrets/config.json')
+    chmodSync(join(ws, 'secrets'), 0o700)
+    expect(await checkPaths('secrets/config.json', context(ws, {}, { agent: AGENT }))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [{ path: 'secrets/config.json', why: 'unreachable' }] },
+    })
+    expect(await checkPaths('secrets/config.json', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('is unmet when a directory above the workspace is closed to the agent', async () => {
+    const outer = sharedDir()
+    const ws = join(outer, 'private/ws')
+    write(ws, 'package.json')
+    chmodSync(join(outer, 'private'), 0o700)
+    expect(await checkPaths('package.json', context(ws, {}, { agent: AGENT }))).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: 'package.json', why: 'unreachable' }] },
+    })
+    expect(await checkPaths('*.json', context(ws, {}, { agent: AGENT }))).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: 'package.json', why: 'unreachable' }] },
+    })
+  })
+
+  it('rejects a glob match the agent cannot reach and keeps walking to one it can', async () => {
+    const ws = sharedDir()
+    write(ws, 'closed/a.ts')
+    chmodSync(join(ws, 'closed'), 0o700)
+    expect(await checkPaths('**/*.ts', context(ws, {}, { agent: AGENT }))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 2, rejected: [{ path: 'closed/a.ts', why: 'unreachable' }] },
+    })
+    write(ws, 'open/b.ts')
+    expect(await checkPaths('**/*.ts', context(ws, {}, { agent: AGENT }))).toEqual({
+      status: 'met',
+      observed: { match: 'open/b.ts' },
+    })
+  })
+
+  it('rejects a symlink inside the workspace whose target the agent cannot reach', async () => {
+    const ws = sharedDir()
+    write(ws, 'vault/real.yml')
+    chmodSync(join(ws, 'vault'), 0o700)
+    link(ws, 'ci.yml', 'vault/real.yml')
+    expect(await checkPaths('ci.yml', context(ws, {}, { agent: AGENT }))).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: 'ci.yml', why: 'unreachable' }] },
+    })
   })
 })

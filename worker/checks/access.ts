@@ -1,0 +1,124 @@
+// What the agent's uid/gid may do with an entry, decided from mode bits as the kernel's permission check does.
+// Mode bits only: POSIX ACLs, LSMs (SELinux, AppArmor) and mount options (noexec) are not consulted.
+import { constants, lstatSync, readlinkSync, type Stats, statSync } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
+import type { AgentIdentity, CheckContext } from './types.js'
+
+export const Access = { Read: 0o4, Write: 0o2, Execute: 0o1 } as const
+export type Access = (typeof Access)[keyof typeof Access]
+
+// The kernel gives up on a lookup that follows more symlinks than this (ELOOP).
+const MAX_LINKS = 40
+
+// A directory path (as given, or real) → its real path when the agent can reach and search it, else null.
+export type SearchCache = Map<string, string | null>
+
+// An agent identity with the search verdicts of one verify() call.
+export interface AgentAccess {
+  who: AgentIdentity
+  cache: SearchCache
+}
+
+// The agent of this verify() call, or undefined when the checks judge for this process.
+export function agentAccess(ctx: Pick<CheckContext, 'agent' | 'memo'>): AgentAccess | undefined {
+  if (!ctx.agent) return undefined
+  let cache = ctx.memo.get('searchable') as SearchCache | undefined
+  if (!cache) {
+    cache = new Map()
+    ctx.memo.set('searchable', cache)
+  }
+  return { who: ctx.agent, cache }
+}
+
+// Whether `who` may read, write or execute (search, for a directory) an entry with these mode bits.
+// Owner bits for the owner, else group bits for the group, else other bits: the first class that
+// applies decides, even when a later one would grant more. Execute on a directory means search.
+export function mayAccess(
+  who: AgentIdentity,
+  info: Pick<Stats, 'mode' | 'uid' | 'gid'>,
+  want: Access,
+): boolean {
+  if (who.uid === 0) {
+    // root reads and writes anything, searches any directory, executes a file only if some x bit is set
+    if (want !== Access.Execute) return true
+    return (info.mode & constants.S_IFMT) === constants.S_IFDIR || (info.mode & 0o111) !== 0
+  }
+  const shift = who.uid === info.uid ? 6 : who.gid === info.gid ? 3 : 0
+  return ((info.mode >> shift) & want) !== 0
+}
+
+// Whether `who` can reach `path`: may search every directory the kernel looks a name up in while
+// resolving it — those of the path as given and those its symlinks lead through, up to the entry's.
+export function reachable(path: string, who: AgentIdentity, cache: SearchCache): boolean {
+  const walk: Walk = { who, cache, links: 0 }
+  const abs = resolve(path)
+  const dir = enter(dirname(abs), walk)
+  return dir !== null && lookup(dir, basename(abs), walk) !== null
+}
+
+interface Walk {
+  who: AgentIdentity
+  cache: SearchCache
+  links: number
+}
+
+// The real path of directory `path` when `who` can reach it and search it; null otherwise. Memoized.
+function enter(path: string, walk: Walk): string | null {
+  const known = walk.cache.get(path)
+  if (known !== undefined) return known
+  let real: string | null = '/'
+  if (path !== '/') {
+    const parent = enter(dirname(path), walk)
+    real = parent === null ? null : lookup(parent, basename(path), walk)
+  }
+  if (real !== null && !searchable(real, walk.who)) real = null
+  walk.cache.set(path, real)
+  // a real directory reached through searchable directories is reached the same way by its real path
+  if (real !== null && !walk.cache.has(real)) walk.cache.set(real, real)
+  return real
+}
+
+// The real path `name` leads to inside the real directory `dir`, which `who` may search; links followed.
+function lookup(dir: string, name: string, walk: Walk): string | null {
+  if (name === '.' || name === '') return dir
+  if (name === '..') return dirname(dir)
+  const entry = dir === '/' ? `/${name}` : `${dir}/${name}`
+  const info = quietly(() => lstatSync(entry, { throwIfNoEntry: false }))
+  if (!info?.isSymbolicLink()) return info ? entry : null
+  if (++walk.links > MAX_LINKS) return null
+  const text = quietly(() => readlinkSync(entry))
+  if (text === undefined) return null
+  return follow(text.startsWith('/') ? enter('/', walk) : dir, text, walk)
+}
+
+// A symlink's text resolved from the real directory `start`, name by name: every directory on the way
+// but the last name's must be searchable.
+function follow(start: string | null, text: string, walk: Walk): string | null {
+  const names = text.split('/').filter((name) => name !== '')
+  let at = start
+  for (const [i, name] of names.entries()) {
+    if (at === null) return null
+    const next = lookup(at, name, walk)
+    if (i === names.length - 1) return next
+    at = next === null ? null : enter(next, walk)
+  }
+  return at
+}
+
+// A real path: `who` may search it only if it is a directory with the search bit for `who`.
+function searchable(real: string, who: AgentIdentity): boolean {
+  const info = quietly(() => statSync(real, { throwIfNoEntry: false }))
+  return info?.isDirectory() === true && mayAccess(who, info, Access.Execute)
+}
+
+// undefined for an entry that is gone or that this process may not look at either.
+function quietly<T>(probe: () => T): T | undefined {
+  try {
+    return probe()
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException | undefined)?.code
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EACCES' || code === 'EPERM')
+      return undefined
+    throw err
+  }
+}
