@@ -84,6 +84,8 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
     workspace: dir,
     env: job.agentEnv,
     git: job.deps.config.git,
+    // the verdict is the agent's: what its uid may reach and execute, not what the worker may
+    ...(job.identity ? { agent: job.identity } : {}),
     ...(job.deps.config.checkTimeoutMs ? { timeoutMs: job.deps.config.checkTimeoutMs } : {}),
   })
   return { ...result, worker: job.workerInfo }

@@ -1,6 +1,6 @@
 // End to end, as the attacker: a worker running as root with --agent-uid, and agents that hunt for its
 // token, leave processes behind, plant files for later dispatches and reach for other workspaces.
-import { chmod, mkdir, readdir, readFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { diesWithin } from '../worker/git-fixtures.js'
@@ -137,5 +137,26 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       'other-unlisted',
     ])
     expect(await readdir(workdir)).toEqual([])
+  }, 90_000)
+
+  it('judges exec for the slot uid: a root-only tool on its PATH is unmet', async () => {
+    const tools = join(suite.scratch, 'tools')
+    await mkdir(tools, { mode: 0o755 })
+    await writeFile(join(tools, 'rootonly'), '#!/bin/sh\nexit 0\n', { mode: 0o700 })
+    await writeFile(join(tools, 'anyone'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    await register(coordinator.url, {
+      name: 'iso-exec',
+      agent: { command: ['true'], env: { PATH: `${tools}:/usr/bin:/bin` } },
+      contextRequires: { exec: ['anyone', 'rootonly'] },
+    })
+    const done = await wait(await dispatch(coordinator.url, 'iso-exec', { repo: suite.repo }))
+    expect(done.status).toBe('preflight_failed')
+    expect(done.preflight?.results.map((r) => [r.requirement, r.status])).toEqual([
+      ['anyone', 'met'],
+      ['rootonly', 'unmet'],
+    ])
+    expect(done.preflight?.results[1]).toMatchObject({
+      observed: { rejected: [{ path: join(tools, 'rootonly'), why: 'not-executable' }] },
+    })
   }, 90_000)
 })

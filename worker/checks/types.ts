@@ -3,11 +3,6 @@ import type { CheckResult, ContextRequires, Reason, Rejection } from '../../src/
 import type { Git } from './git-env.js'
 import type { DirectoryCache } from './listing.js'
 
-export interface AgentIdentity {
-  uid: number
-  gid: number
-}
-
 // What a checker decides about one requirement; the evaluator adds kind, requirement and duration.
 export interface Finding {
   status: CheckResult['status']
