@@ -1,9 +1,10 @@
 // The agent's own identity (--agent-uid): a uid/gid per slot, the privileges switching to it takes, and
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { chmod, lchown, mkdir, opendir, rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
 
 export type { AgentIdentity }
@@ -125,4 +126,30 @@ export async function handOver(dir: string, who: AgentIdentity): Promise<void> {
       if (entry.isDirectory()) pending.push(path)
     }
   }
+}
+
+// Where one of `who` could replace `file`: the file itself or a directory on its real path that one of
+// them may write (a sticky directory only lets them move their own entries). undefined when nowhere.
+export function writableBy(file: string, who: readonly AgentIdentity[]): string | undefined {
+  let path = realpathSync(file)
+  let child: ReturnType<typeof statSync> | undefined
+  for (;;) {
+    const info = statSync(path)
+    const sticky = (info.mode & 0o1000) !== 0
+    for (const id of who) {
+      if (!mayAccess(id, info, Access.Write)) continue
+      // in a sticky directory only an entry's owner may rename or remove it
+      if (child && sticky && child.uid !== id.uid) continue
+      return path
+    }
+    if (path === '/') return undefined
+    child = info
+    path = dirname(path)
+  }
+}
+
+// Whether one of `who` may read `file` (reach it through its directories and read it).
+export function readableBy(file: string, who: readonly AgentIdentity[]): boolean {
+  const info = statSync(file)
+  return who.some((id) => reachable(file, id, new Map()) && mayAccess(id, info, Access.Read))
 }

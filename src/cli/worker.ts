@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { findGit, type Git } from '../../worker/checks/git-env.js'
-import { missingCapabilities } from '../../worker/identity.js'
+import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
 import { createLog } from '../../worker/log.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
 import { ENV_NAME } from '../contract/index.js'
@@ -48,10 +48,14 @@ export async function run(args: string[]): Promise<number> {
   await mkdir(workdir, { recursive: true })
   const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1
   const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
-  if (agentUid !== undefined) await confineTo(agentUid, concurrency, workdir)
   const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
+  const git = trustedGit(env.PATH, [workdir, ...roots])
+  if (agentUid !== undefined) {
+    const secrets = values['token-file'] ? [values['token-file']] : []
+    await confineTo(agentUid, concurrency, { workdir, git, secrets })
+  }
   const options: WorkerOptions = {
-    git: trustedGit(env.PATH, [workdir, ...roots]),
+    git,
     workerId: values['worker-id'] ?? `${hostname()}-${process.pid}`,
     workdir,
     roots,
@@ -131,8 +135,13 @@ async function workerToken(flag: string | undefined, file: string | undefined): 
 }
 
 // --agent-uid: the worker must be able to switch to the slot uids and act on their files, the range must
-// not hold its own uid, and the workdir's top is the worker's, traversable (0711) but not listable by them.
-async function confineTo(base: number, concurrency: number, workdir: string): Promise<void> {
+// not hold its own uid, the workdir's top is the worker's, traversable (0711) but not listable by them,
+// no slot uid may replace the worker's git or read its secret files.
+async function confineTo(
+  base: number,
+  concurrency: number,
+  { workdir, git, secrets }: { workdir: string; git: Git; secrets: string[] },
+): Promise<void> {
   const own = process.getuid?.() ?? -1
   if (own >= base && own < base + concurrency) {
     throw new UsageError(
@@ -144,6 +153,12 @@ async function confineTo(base: number, concurrency: number, workdir: string): Pr
     throw new UsageError(
       `--agent-uid needs root or the capabilities ${missing.join(', ')}, which this worker lacks`,
     )
+  }
+  const slots = Array.from({ length: concurrency }, (_, i) => slotIdentity(base, i))
+  const open = writableBy(git.bin, slots)
+  if (open) throw new UsageError(`git at ${git.bin} is not safe from agents: uid ${base}+ may write ${open}`)
+  for (const file of secrets) {
+    if (readableBy(file, slots)) throw new UsageError(`${file} is readable by the agents' uids: make it 0600`)
   }
   await chown(workdir, own, process.getgid?.() ?? 0)
   await chmod(workdir, 0o711)

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -13,7 +13,7 @@ function worker(...args: string[]) {
 
 function workerWith(env: Record<string, string>, ...args: string[]) {
   const res = spawnSync(process.execPath, [BIN, 'worker', ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
     timeout: 20_000,
   })
@@ -72,6 +72,55 @@ describe('preflight worker arguments', () => {
     expect(worker('--coordinator', 'ftp://127.0.0.1/')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('http(s)'),
+    })
+  })
+})
+
+// Switching uids needs root (CI runs as root); each refusal is one sentence and exit 2, before any claim.
+describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
+  function inOpenDir(run: (dir: string) => void) {
+    const dir = mkdtempSync(join(tmpdir(), 'preflight-cli-'))
+    try {
+      chmodSync(dir, 0o755)
+      run(dir)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  it('refuses a token file the agents could read', () => {
+    inOpenDir((dir) => {
+      const file = join(dir, 'token')
+      writeFileSync(file, 'secret\n', { mode: 0o644 })
+      const run = workerWith(
+        {},
+        '--coordinator',
+        'http://127.0.0.1:1',
+        '--token-file',
+        file,
+        '--agent-uid',
+        '61200',
+      )
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain('readable by the agents')
+    })
+  })
+
+  it('refuses a git that lives where the agents could replace it', () => {
+    inOpenDir((dir) => {
+      const bin = join(dir, 'bin')
+      mkdirSync(bin, { mode: 0o777 })
+      chmodSync(bin, 0o777)
+      writeFileSync(join(bin, 'git'), '#!/bin/sh\nexec git "$@"\n', { mode: 0o755 })
+      const run = workerWith(
+        { PREFLIGHT_TOKEN: 't', PATH: `${bin}:${process.env.PATH}` },
+        '--coordinator',
+        'http://127.0.0.1:1',
+        '--agent-uid',
+        '61200',
+      )
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain(`may write ${bin}`)
     })
   })
 })

@@ -1,6 +1,16 @@
 import { spawn } from 'node:child_process'
+import { chmodSync, symlinkSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { liveProcesses, missingCapabilities, slotIdentity, sweep } from '../../worker/identity.js'
+import {
+  liveProcesses,
+  missingCapabilities,
+  readableBy,
+  slotIdentity,
+  sweep,
+  writableBy,
+} from '../../worker/identity.js'
+import { tempDir, write } from './checks/helpers.js'
 import { alive, diesWithin } from './git-fixtures.js'
 
 const isRoot = process.getuid?.() === 0
@@ -35,6 +45,58 @@ describe('missingCapabilities', () => {
 
   it('counts everything as missing when it cannot read the set', () => {
     expect(missingCapabilities('')).toHaveLength(6)
+  })
+})
+
+// Mode bits decide: these run as any user, for agent uids that are not the test's own.
+const agents = [slotIdentity(4_242, 0), slotIdentity(4_242, 1)]
+
+describe('writableBy: where an agent could replace a file', () => {
+  it('is nowhere for a file in directories only their owner writes (sticky /tmp above)', () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    expect(writableBy(write(dir, 'git', '', 0o755), agents)).toBeUndefined()
+  })
+
+  it('is the directory that others may write', () => {
+    const dir = tempDir()
+    const file = write(dir, 'bin/git', '', 0o755)
+    chmodSync(join(dir, 'bin'), 0o777)
+    expect(writableBy(file, agents)).toBe(join(dir, 'bin'))
+  })
+
+  it('is the file itself when others may write it', () => {
+    const file = write(tempDir(), 'git', '', 0o757)
+    expect(writableBy(file, agents)).toBe(file)
+  })
+
+  it('follows a link to the file that runs', () => {
+    const open = tempDir()
+    chmodSync(open, 0o777)
+    const real = write(open, 'git', '', 0o755)
+    const safe = tempDir()
+    symlinkSync(real, join(safe, 'git'))
+    expect(writableBy(join(safe, 'git'), agents)).toBe(open)
+  })
+})
+
+describe('readableBy: whether an agent could read a secret', () => {
+  it('is true for a file others may read, in directories they may search', () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    expect(readableBy(write(dir, 'token', 't', 0o644), agents)).toBe(true)
+  })
+
+  it('is false for a file only its owner reads', () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    expect(readableBy(write(dir, 'token', 't', 0o600), agents)).toBe(false)
+  })
+
+  it('is false behind a directory they may not search', () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o700)
+    expect(readableBy(write(dir, 'token', 't', 0o644), agents)).toBe(false)
   })
 })
 
