@@ -2,7 +2,7 @@
 // failed dispatch's report as an operator sees it. Uses the coordinator `npm start` runs, else its own.
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { formatReport } from '../src/cli/reports-format.js'
@@ -12,6 +12,7 @@ import {
   bootstrapTokens,
   ensureBuilt,
   freePort,
+  isolationArgs,
   readState,
   spawnPreflight,
   tokenSpec,
@@ -104,6 +105,9 @@ async function startPrivate() {
   await waitReady(url, coord)
   // --allow-local-repos: the demo's sample repository is a directory on this machine.
   const args = ['worker', '--coordinator', url, '--workdir', join(home, 'work'), '--allow-local-repos']
+  // agents of their own uid must pass through home to reach their workspace
+  if (isolationArgs().length > 0) await chmod(home, 0o711)
+  args.push(...isolationArgs())
   const worker = spawnPreflight(args, {
     cwd: home,
     env: { PREFLIGHT_TOKEN: tokens.worker },

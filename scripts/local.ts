@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -81,9 +81,18 @@ export function waitExit(child: ChildProcess): Promise<number> {
   return new Promise((r) => child.once('exit', (code, signal) => r(code ?? (signal ? 1 : 0))))
 }
 
+// Readable by its owner only, whatever an earlier run left: it holds every token.
 export async function writeState(state: StartState): Promise<void> {
   await mkdir(dirname(STATE_FILE), { recursive: true })
   await writeFile(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
+  await chmod(STATE_FILE, 0o600)
+}
+
+// Started as root, the local worker runs setup and agents as uids of their own (PREFLIGHT_AGENT_UID, default
+// 61000 and up), never as root; as any other user it cannot switch, and says so when it starts.
+export function isolationArgs(): string[] {
+  if (process.getuid?.() !== 0) return []
+  return ['--agent-uid', process.env.PREFLIGHT_AGENT_UID ?? '61000']
 }
 
 export async function readState(): Promise<StartState | undefined> {

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises'
 import {
   bootstrapTokens,
   ensureBuilt,
+  isolationArgs,
   ROOT,
   STATE_FILE,
   spawnPreflight,
@@ -41,7 +42,7 @@ try {
 }
 // --allow-local-repos: a local setup dispatches repositories on this machine (the demo's among them).
 worker = spawnPreflight(
-  ['worker', '--coordinator', url, '--worker-id', 'local-worker', '--allow-local-repos'],
+  ['worker', '--coordinator', url, '--worker-id', 'local-worker', '--allow-local-repos', ...isolationArgs()],
   {
     env: { PREFLIGHT_TOKEN: tokens.worker },
     detached: true,
