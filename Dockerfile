@@ -29,14 +29,20 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY migrations ./migrations
 RUN ln -s /app/bin/preflight.js /usr/local/bin/preflight
-# Non-root: the image's `node` user (uid 1000). Workspaces live under /work, owned by it.
-RUN mkdir -p /work /app/.preflight && chown node:node /work /app/.preflight
+# Non-root by default: the image's `node` user (uid 1000).
+RUN mkdir -p /app/.preflight && chown node:node /app/.preflight
 USER node
 ENTRYPOINT ["/usr/bin/tini", "--", "preflight"]
 
+# The worker runs as root so that setup and agents never do: slot i runs them as uid/gid 100000+i
+# (--agent-uid), which cannot read the worker's token or files. Run it with every capability dropped
+# but CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETUID and SETGID (compose.yaml does). /work is root's, 0711:
+# agents pass through to their own workspace and cannot list or write the rest.
 FROM runtime AS worker
+USER root
+RUN mkdir -p /work && chmod 0711 /work
 ENV PREFLIGHT_WORKDIR=/work
-CMD ["worker", "--workdir", "/work"]
+CMD ["worker", "--workdir", "/work", "--agent-uid", "100000"]
 
 FROM runtime AS coordinator
 EXPOSE 8080

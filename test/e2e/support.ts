@@ -28,8 +28,10 @@ export interface Proc {
   exited: Promise<number | null>
 }
 
-function start(args: string[], env: Record<string, string | undefined>): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+// `wrapper` runs the binary under another program (setpriv, to drop capabilities).
+function start(args: string[], env: Record<string, string | undefined>, wrapper: string[] = []): Proc {
+  const [file = process.execPath, ...rest] = [...wrapper, process.execPath, BIN, ...args]
+  const child = spawn(file, rest, { env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   let out = ''
   const keep = (chunk: Buffer) => {
@@ -147,6 +149,7 @@ export interface WorkerOptions {
   args?: string[]
   // the suites' repositories are local directories: --allow-local-repos unless this is false
   allowLocalRepos?: boolean
+  wrapper?: string[]
 }
 
 export function startWorker(url: string, opts: WorkerOptions): Proc {
@@ -155,12 +158,11 @@ export function startWorker(url: string, opts: WorkerOptions): Proc {
   if (opts.id) args.push('--worker-id', opts.id)
   if (opts.allowLocalRepos ?? true) args.push('--allow-local-repos')
   args.push(...(opts.args ?? []))
-  return start(args, {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    PREFLIGHT_TOKEN: TOKENS.worker,
-    ...opts.env,
-  })
+  return start(
+    args,
+    { PATH: process.env.PATH, HOME: process.env.HOME, PREFLIGHT_TOKEN: TOKENS.worker, ...opts.env },
+    opts.wrapper,
+  )
 }
 
 export async function call<T = unknown>(
