@@ -2,7 +2,7 @@
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { chmod, lchown, mkdir, opendir, rm } from 'node:fs/promises'
+import { chmod, lchown, lstat, mkdir, opendir, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
@@ -116,8 +116,23 @@ export async function makePrivateDirs(workdir: string, name: string, who: AgentI
 // Gives a tree the worker made (a fresh clone, nothing of the agent's in it yet) to the slot uid, links
 // themselves and not what they point at, and closes its top to every other uid.
 export async function handOver(dir: string, who: AgentIdentity): Promise<void> {
-  await lchown(dir, who.uid, who.gid)
+  await chownTree(dir, who)
   await chmod(dir, 0o700)
+}
+
+// The objects the baseline wrote (as the worker) into a handed-over clone become the slot uid's too, or
+// the agent could not commit. Only a real .git/objects directory: setup, which ran as the slot uid, may
+// have made `.git` a link or a gitfile to anywhere, and nothing is followed there.
+export async function handOverObjects(dir: string, who: AgentIdentity): Promise<void> {
+  for (const path of [join(dir, '.git'), join(dir, '.git', 'objects')]) {
+    if (!(await lstat(path).catch(() => undefined))?.isDirectory()) return
+  }
+  await chownTree(join(dir, '.git', 'objects'), who)
+}
+
+// lchown of a directory and everything below it; links are not followed (a Dirent's type is the entry's own).
+async function chownTree(dir: string, who: AgentIdentity): Promise<void> {
+  await lchown(dir, who.uid, who.gid)
   const pending = [dir]
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     for await (const entry of await opendir(next)) {

@@ -6,7 +6,7 @@ import { runAgent } from './agent.js'
 import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
 import { runGit } from './checks/git-env.js'
 import { verify as verifyRequirements } from './checks/index.js'
-import { handOver, makePrivateDirs, sweep } from './identity.js'
+import { handOver, handOverObjects, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
@@ -107,7 +107,10 @@ export async function baseline(job: Job, dir: string): Promise<Baseline | undefi
       timeoutMs: BASELINE_GIT_TIMEOUT_MS,
       ...(env ? { env } : {}),
     })
-  return captureBaseline(dir, git)
+  const base = await captureBaseline(dir, git)
+  if (job.identity && job.claim.dispatch.workspace.path === undefined)
+    await handOverObjects(dir, job.identity)
+  return base
 }
 
 export async function agent(job: Job, dir: string) {

@@ -45,7 +45,14 @@ describe.runIf(isRoot)('a worker with only the capabilities its container keeps'
     })
     await register(coordinator.url, {
       name: 'iso-capped',
-      agent: { command: ['sh', '-c', 'echo changed > package.json'] },
+      // the workspace is wholly the agent's, the objects the baseline wrote included: it can commit
+      agent: {
+        command: [
+          'sh',
+          '-c',
+          'test -z "$(find . ! -user "$(id -u)")" && echo changed > package.json && git -c user.name=a -c user.email=a@b commit -qam change',
+        ],
+      },
       contextRequires: { paths: ['package.json'], exec: ['sh'], git: { worktree: true, history: true } },
     })
     const id = await dispatch(coordinator.url, 'iso-capped', {

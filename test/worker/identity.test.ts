@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, symlinkSync } from 'node:fs'
+import { chmodSync, lstatSync, mkdirSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
+  handOver,
+  handOverObjects,
   liveProcesses,
   missingCapabilities,
   readableBy,
@@ -127,6 +129,44 @@ describe.runIf(isRoot)('sweep', () => {
       expect(other.pid && alive(other.pid)).toBe(true)
     } finally {
       other.kill('SIGKILL')
+    }
+  })
+})
+
+describe.runIf(isRoot)('handing files to the slot uid', () => {
+  const who = { uid: 61_950, gid: 61_950 }
+  const owner = (path: string) => lstatSync(path).uid
+
+  it('gives the whole tree, links themselves and not what they point at, and closes its top', async () => {
+    const outside = tempDir()
+    const secret = write(outside, 'secret')
+    const ws = tempDir()
+    write(ws, 'src/a.ts')
+    symlinkSync(secret, join(ws, 'src', 'link'))
+    await handOver(ws, who)
+    for (const path of [ws, join(ws, 'src'), join(ws, 'src/a.ts'), join(ws, 'src/link')]) {
+      expect(owner(path)).toBe(who.uid)
+    }
+    expect(statSync(ws).mode & 0o777).toBe(0o700)
+    expect(owner(secret)).toBe(0)
+  })
+
+  it('hands over the objects the baseline wrote, and nothing a link from setup points at', async () => {
+    const ws = tempDir()
+    write(ws, '.git/objects/ab/cdef')
+    await handOverObjects(ws, who)
+    expect(owner(join(ws, '.git/objects/ab/cdef'))).toBe(who.uid)
+    for (const [link, target] of [
+      ['.git', ''],
+      ['.git/objects', 'objects'],
+    ] as const) {
+      const victim = tempDir()
+      const file = write(victim, join(target, 'ab/cdef'))
+      const attacked = tempDir()
+      if (link === '.git/objects') mkdirSync(join(attacked, '.git'))
+      symlinkSync(join(victim, target), join(attacked, link))
+      await handOverObjects(attacked, who)
+      expect(owner(file)).toBe(0)
     }
   })
 })
