@@ -3,6 +3,7 @@ import { chownSync, existsSync, readdirSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { checkGit } from '../../../worker/checks/git.js'
+import { findGit } from '../../../worker/checks/git-env.js'
 import { verify } from '../../../worker/checks/index.js'
 import { context, git, link, repoWithCommit, tempDir, write } from './helpers.js'
 
@@ -164,3 +165,24 @@ function walk(dir: string): string[] {
   }
   return out
 }
+
+describe("git: the worker's own, found once", () => {
+  // An agent that can write a directory on its own PATH plants a git there that answers anything.
+  it("never runs a git planted on the agent's PATH when the worker gave its own", async () => {
+    const ws = tempDir()
+    const planted = tempDir()
+    const ran = join(planted, 'RAN')
+    write(
+      planted,
+      'git',
+      `#!/bin/sh\ntouch ${ran}\necho true\necho false\necho ${ws}\necho 0000000000000000000000000000000000000000\n`,
+      0o755,
+    )
+    const verdict = await verify(
+      { git: { worktree: true, history: true } },
+      { workspace: ws, env: { PATH: `${planted}:${PATH}` }, git: findGit(PATH) },
+    )
+    expect(verdict.results.map((r) => r.status)).toEqual(['unmet', 'unmet'])
+    expect(existsSync(ran)).toBe(false)
+  })
+})
