@@ -1,7 +1,7 @@
 // The prepare step: a fresh directory with a clone of workspace.repo at workspace.ref, or an allowed workspace.path.
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
-import { SetupReason } from '../src/contract/index.js'
+import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
 import { type Git, GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 import { isInside } from './checks/walk.js'
@@ -74,7 +74,10 @@ export async function allowedPath(path: string, roots: readonly string[]): Promi
 
 // Why a repo value may not be cloned, or undefined. `<helper>::<address>` names a remote helper
 // (ext:: runs a command, fd:: reads descriptors): never from a dispatch.
+// A password or token in the URL is refused by the coordinator too; a coordinator of an older version
+// may still hand one out, and the detail of the refusal goes back to it, so it never quotes the secret.
 export function refuseRepo(repo: string, allowLocal: boolean): string | undefined {
+  if (repoHasSecret(repo)) return `${redactRepo(repo)}: ${REPO_SECRET_MESSAGE}`
   if (repo.startsWith('-')) return `${repo} reads as an option`
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(repo)) return `${repo} names a git remote helper`
   if (!allowLocal && !isRemote(repo))
