@@ -15,6 +15,8 @@ export interface WorkerConfig {
   passEnv: readonly string[]
   keepFailed: boolean
   allowLocalRepos?: boolean
+  // --repo-allow: the remotes this worker clones; none given, every remote of an allowed transport
+  repoAllow?: readonly string[]
   setupTimeoutMs?: number
   checkTimeoutMs?: number
   cloneTimeoutMs?: number

@@ -5,6 +5,7 @@ import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../
 import type { Workspace } from './api.js'
 import { type Git, GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 import { isInside } from './checks/walk.js'
+import { refuseByPatterns } from './repo-allow.js'
 
 export const PrepareReason = {
   PathNotAllowed: SetupReason.PathNotAllowed,
@@ -28,6 +29,8 @@ export interface PrepareOptions {
   // clone local paths and file:// too (tests, demos); by default only remotes, so a dispatch cannot
   // copy a repository from the worker's own disk (the reason workspace.path needs a root)
   allowLocalRepos?: boolean
+  // --repo-allow patterns; none: every remote of an allowed transport
+  repoAllow?: readonly string[]
   signal?: AbortSignal
   timeoutMs?: number
 }
@@ -44,7 +47,10 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
       reason: PrepareReason.NoWorkspace,
       detail: 'the dispatch names neither workspace.repo nor workspace.path',
     }
-  const refused = refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false)
+  // both before any git runs: a refused remote is never contacted
+  const refused =
+    refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false) ??
+    refuseByPatterns(opts.workspace.repo, opts.repoAllow ?? [])
   if (refused) return { ok: false, reason: PrepareReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })

@@ -35,6 +35,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     roots: config.roots,
     git: config.git,
     allowLocalRepos: config.allowLocalRepos ?? false,
+    repoAllow: config.repoAllow ?? [],
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })
