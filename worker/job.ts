@@ -2,6 +2,7 @@
 import { hostname } from 'node:os'
 import type { Api, Claim, Fence } from './api.js'
 import type { Git } from './checks/git-env.js'
+import type { CloneCredentials } from './clone-credentials.js'
 import { agentEnvironment } from './env.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
@@ -17,6 +18,8 @@ export interface WorkerConfig {
   allowLocalRepos?: boolean
   // --repo-allow: the remotes this worker clones; none given, every remote of an allowed transport
   repoAllow?: readonly string[]
+  // --git-credentials, --ssh-key/--ssh-known-hosts: prepare's clone only, never the checks, baseline or agent
+  cloneCredentials?: CloneCredentials
   setupTimeoutMs?: number
   checkTimeoutMs?: number
   cloneTimeoutMs?: number

@@ -5,6 +5,7 @@ import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../
 import type { Workspace } from './api.js'
 import { type Git, GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 import { isInside } from './checks/walk.js'
+import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
 import { refuseByPatterns } from './repo-allow.js'
 
 export const PrepareReason = {
@@ -31,6 +32,8 @@ export interface PrepareOptions {
   allowLocalRepos?: boolean
   // --repo-allow patterns; none: every remote of an allowed transport
   repoAllow?: readonly string[]
+  // for the clone's own git runs only
+  cloneCredentials?: CloneCredentials
   signal?: AbortSignal
   timeoutMs?: number
 }
@@ -116,11 +119,13 @@ function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs
   return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
 }
 
-type GitOpts = Pick<PrepareOptions, 'workdir' | 'git' | 'signal' | 'timeoutMs'>
+type GitOpts = Pick<PrepareOptions, 'workdir' | 'git' | 'cloneCredentials' | 'signal' | 'timeoutMs'>
 
 async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
+  // on the command line of each run, never written to the clone's .git/config, which the checks read
+  const credentials = credentialArgs(opts.cloneCredentials, transportOf(repo), opts.git.bin)
   const git = (cwd: string, args: string[]) =>
-    runGit(cwd, args, {
+    runGit(cwd, [...credentials, ...args], {
       git: opts.git,
       transport: transportOf(repo),
       timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,

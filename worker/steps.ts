@@ -36,6 +36,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     git: config.git,
     allowLocalRepos: config.allowLocalRepos ?? false,
     repoAllow: config.repoAllow ?? [],
+    cloneCredentials: config.cloneCredentials,
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })
