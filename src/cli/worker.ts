@@ -4,7 +4,9 @@ import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { findGit, type Git } from '../../worker/checks/git-env.js'
+import { type CloneCredentials, secretFileProblem } from '../../worker/clone-credentials.js'
 import { createLog } from '../../worker/log.js'
+import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
 import { ENV_NAME } from '../contract/index.js'
 import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
@@ -27,6 +29,10 @@ const flags = {
   'clone-timeout-ms': { type: 'string' },
   'agent-timeout-ms': { type: 'string' },
   'max-dispatches': { type: 'string' },
+  'repo-allow': { type: 'string', multiple: true },
+  'git-credentials': { type: 'string' },
+  'ssh-key': { type: 'string' },
+  'ssh-known-hosts': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -36,6 +42,11 @@ export async function run(args: string[]): Promise<number> {
   const token = tokenFrom(values.token, 'a worker')
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
+  }
+  // before the workdir is made: a refused flag leaves nothing behind
+  const cloneRules = {
+    repoAllow: repoPatterns(values['repo-allow'] ?? []),
+    ...(await cloneCredentials(values)),
   }
   const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
@@ -50,6 +61,7 @@ export async function run(args: string[]): Promise<number> {
     passEnv: values['pass-env'] ?? [],
     keepFailed: values['keep-failed'] ?? false,
     allowLocalRepos: values['allow-local-repos'] ?? false,
+    ...cloneRules,
     concurrency: intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1,
     graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? 30_000,
     waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? 20_000,
@@ -96,6 +108,41 @@ function trustedGit(path: string | undefined, avoid: string[]): Git {
   } catch (err) {
     throw new UsageError(`${(err as Error).message}: the worker clones and checks with git`)
   }
+}
+
+// --repo-allow PATTERN...: each one a pattern of worker/repo-allow.ts, or the worker does not start.
+function repoPatterns(patterns: string[]): string[] {
+  for (const pattern of patterns) {
+    const problem = repoPatternProblem(pattern)
+    if (problem) throw new UsageError(`--repo-allow ${JSON.stringify(pattern)} ${problem}`)
+  }
+  return patterns
+}
+
+// --git-credentials FILE, --ssh-key FILE with --ssh-known-hosts FILE: readable regular files, checked
+// before the first claim. Their absolute paths are kept, not their real paths: a mounted secret that
+// is replaced by swapping a link stays current.
+async function cloneCredentials(values: {
+  'git-credentials'?: string | undefined
+  'ssh-key'?: string | undefined
+  'ssh-known-hosts'?: string | undefined
+}): Promise<{ cloneCredentials?: CloneCredentials }> {
+  const { 'git-credentials': store, 'ssh-key': key, 'ssh-known-hosts': knownHosts } = values
+  if ((key === undefined) !== (knownHosts === undefined))
+    throw new UsageError('--ssh-key and --ssh-known-hosts go together: give both or neither')
+  const file = async (flag: string, value: string) => {
+    const path = resolve(value)
+    const problem = await secretFileProblem(path)
+    if (problem) throw new UsageError(`--${flag} ${problem}`)
+    return path
+  }
+  const credentials: CloneCredentials = {
+    ...(store !== undefined ? { gitCredentials: await file('git-credentials', store) } : {}),
+    ...(key !== undefined && knownHosts !== undefined
+      ? { ssh: { key: await file('ssh-key', key), knownHosts: await file('ssh-known-hosts', knownHosts) } }
+      : {}),
+  }
+  return Object.keys(credentials).length > 0 ? { cloneCredentials: credentials } : {}
 }
 
 function optionalInt<K extends string>(key: K, value: string | undefined, name: string) {
