@@ -2,6 +2,7 @@
 import { hostname } from 'node:os'
 import type { Api, Claim, Fence } from './api.js'
 import type { Git } from './checks/git-env.js'
+import type { CloneCredentials } from './clone-credentials.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, sweep } from './identity.js'
 import { keepLease } from './lease.js'
@@ -16,6 +17,10 @@ export interface WorkerConfig {
   passEnv: readonly string[]
   keepFailed: boolean
   allowLocalRepos?: boolean
+  // --repo-allow: the remotes this worker clones; none given, every remote of an allowed transport
+  repoAllow?: readonly string[]
+  // --git-credentials, --ssh-key/--ssh-known-hosts: prepare's clone only, never the checks, baseline or agent
+  cloneCredentials?: CloneCredentials
   setupTimeoutMs?: number
   checkTimeoutMs?: number
   cloneTimeoutMs?: number

@@ -1,10 +1,12 @@
 // The prepare step: a fresh directory with a clone of workspace.repo at workspace.ref, or an allowed workspace.path.
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
-import { SetupReason } from '../src/contract/index.js'
+import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
 import { type Git, GitAbortedError, GitUnavailableError, runGit } from './checks/git-env.js'
 import { isInside } from './checks/walk.js'
+import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
+import { refuseByPatterns } from './repo-allow.js'
 
 export const PrepareReason = {
   PathNotAllowed: SetupReason.PathNotAllowed,
@@ -28,6 +30,10 @@ export interface PrepareOptions {
   // clone local paths and file:// too (tests, demos); by default only remotes, so a dispatch cannot
   // copy a repository from the worker's own disk (the reason workspace.path needs a root)
   allowLocalRepos?: boolean
+  // --repo-allow patterns; none: every remote of an allowed transport
+  repoAllow?: readonly string[]
+  // for the clone's own git runs only
+  cloneCredentials?: CloneCredentials
   signal?: AbortSignal
   timeoutMs?: number
 }
@@ -44,7 +50,10 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
       reason: PrepareReason.NoWorkspace,
       detail: 'the dispatch names neither workspace.repo nor workspace.path',
     }
-  const refused = refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false)
+  // both before any git runs: a refused remote is never contacted
+  const refused =
+    refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false) ??
+    refuseByPatterns(opts.workspace.repo, opts.repoAllow ?? [])
   if (refused) return { ok: false, reason: PrepareReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })
@@ -74,7 +83,10 @@ export async function allowedPath(path: string, roots: readonly string[]): Promi
 
 // Why a repo value may not be cloned, or undefined. `<helper>::<address>` names a remote helper
 // (ext:: runs a command, fd:: reads descriptors): never from a dispatch.
+// A password or token in the URL is refused by the coordinator too; a coordinator of an older version
+// may still hand one out, and the detail of the refusal goes back to it, so it never quotes the secret.
 export function refuseRepo(repo: string, allowLocal: boolean): string | undefined {
+  if (repoHasSecret(repo)) return `${redactRepo(repo)}: ${REPO_SECRET_MESSAGE}`
   if (repo.startsWith('-')) return `${repo} reads as an option`
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(repo)) return `${repo} names a git remote helper`
   if (!allowLocal && !isRemote(repo))
@@ -107,11 +119,13 @@ function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs
   return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
 }
 
-type GitOpts = Pick<PrepareOptions, 'workdir' | 'git' | 'signal' | 'timeoutMs'>
+type GitOpts = Pick<PrepareOptions, 'workdir' | 'git' | 'cloneCredentials' | 'signal' | 'timeoutMs'>
 
 async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
+  // on the command line of each run, never written to the clone's .git/config, which the checks read
+  const credentials = credentialArgs(opts.cloneCredentials, transportOf(repo), opts.git.bin)
   const git = (cwd: string, args: string[]) =>
-    runGit(cwd, args, {
+    runGit(cwd, [...credentials, ...args], {
       git: opts.git,
       transport: transportOf(repo),
       timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,

@@ -39,6 +39,8 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     roots: config.roots,
     git: config.git,
     allowLocalRepos: config.allowLocalRepos ?? false,
+    repoAllow: config.repoAllow ?? [],
+    cloneCredentials: config.cloneCredentials,
     signal: job.signal,
     ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
   })

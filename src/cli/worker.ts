@@ -5,8 +5,10 @@ import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { findGit, type Git } from '../../worker/checks/git-env.js'
+import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
 import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
 import { createLog } from '../../worker/log.js'
+import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
 import { ENV_NAME } from '../contract/index.js'
 import { coordinatorUrl, intFlag, parseFlags } from './args.js'
@@ -32,6 +34,10 @@ const flags = {
   'clone-timeout-ms': { type: 'string' },
   'agent-timeout-ms': { type: 'string' },
   'max-dispatches': { type: 'string' },
+  'repo-allow': { type: 'string', multiple: true },
+  'git-credentials': { type: 'string' },
+  'ssh-key': { type: 'string' },
+  'ssh-known-hosts': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -42,17 +48,24 @@ export async function run(args: string[]): Promise<number> {
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
   }
+  // before the workdir is made: a refused flag leaves nothing behind
+  const cloneRules = {
+    repoAllow: repoPatterns(values['repo-allow'] ?? []),
+    ...(await cloneCredentials(values)),
+  }
+  const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1
+  const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
   const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
   const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
   await mkdir(workdir, { recursive: true })
-  const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1
-  const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
   const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
   const git = trustedGit(env.PATH, [workdir, ...roots])
   if (agentUid !== undefined) {
-    const secrets = values['token-file'] ? [values['token-file']] : []
-    await confineTo(agentUid, concurrency, { workdir, git, secrets })
+    const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
+    const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
+    const trusted = [git.bin, ...(knownHosts ? [knownHosts] : [])]
+    await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
   }
   const options: WorkerOptions = {
     git,
@@ -62,6 +75,7 @@ export async function run(args: string[]): Promise<number> {
     passEnv: values['pass-env'] ?? [],
     keepFailed: values['keep-failed'] ?? false,
     allowLocalRepos: values['allow-local-repos'] ?? false,
+    ...cloneRules,
     concurrency,
     ...(agentUid !== undefined ? { agentUid } : {}),
     graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? 30_000,
@@ -136,11 +150,11 @@ async function workerToken(flag: string | undefined, file: string | undefined): 
 
 // --agent-uid: the worker must be able to switch to the slot uids and act on their files, the range must
 // not hold its own uid, the workdir's top is the worker's, traversable (0711) but not listable by them,
-// no slot uid may replace the worker's git or read its secret files.
+// no slot uid may replace what the worker trusts (its git, its secrets, known_hosts) or read a secret.
 async function confineTo(
   base: number,
   concurrency: number,
-  { workdir, git, secrets }: { workdir: string; git: Git; secrets: string[] },
+  { workdir, trusted, secrets }: { workdir: string; trusted: string[]; secrets: string[] },
 ): Promise<void> {
   const own = process.getuid?.() ?? -1
   if (own >= base && own < base + concurrency) {
@@ -155,8 +169,10 @@ async function confineTo(
     )
   }
   const slots = Array.from({ length: concurrency }, (_, i) => slotIdentity(base, i))
-  const open = writableBy(git.bin, slots)
-  if (open) throw new UsageError(`git at ${git.bin} is not safe from agents: uid ${base}+ may write ${open}`)
+  for (const file of [...trusted, ...secrets]) {
+    const open = writableBy(file, slots)
+    if (open) throw new UsageError(`${file} is not safe from agents: uid ${base}+ may write ${open}`)
+  }
   for (const file of secrets) {
     if (readableBy(file, slots)) throw new UsageError(`${file} is readable by the agents' uids: make it 0600`)
   }
@@ -176,6 +192,41 @@ function trustedGit(path: string | undefined, avoid: string[]): Git {
   } catch (err) {
     throw new UsageError(`${(err as Error).message}: the worker clones and checks with git`)
   }
+}
+
+// --repo-allow PATTERN...: each one a pattern of worker/repo-allow.ts, or the worker does not start.
+function repoPatterns(patterns: string[]): string[] {
+  for (const pattern of patterns) {
+    const problem = repoPatternProblem(pattern)
+    if (problem) throw new UsageError(`--repo-allow ${JSON.stringify(pattern)} ${problem}`)
+  }
+  return patterns
+}
+
+// --git-credentials FILE, --ssh-key FILE with --ssh-known-hosts FILE: readable regular files, checked
+// before the first claim. Their absolute paths are kept, not their real paths: a mounted secret that
+// is replaced by swapping a link stays current.
+async function cloneCredentials(values: {
+  'git-credentials'?: string | undefined
+  'ssh-key'?: string | undefined
+  'ssh-known-hosts'?: string | undefined
+}): Promise<{ cloneCredentials?: CloneCredentials }> {
+  const { 'git-credentials': store, 'ssh-key': key, 'ssh-known-hosts': knownHosts } = values
+  if ((key === undefined) !== (knownHosts === undefined))
+    throw new UsageError('--ssh-key and --ssh-known-hosts go together: give both or neither')
+  const file = async (flag: string, value: string) => {
+    const path = resolve(value)
+    const problem = await secretFileProblem(path)
+    if (problem) throw new UsageError(`--${flag} ${problem}`)
+    return path
+  }
+  const credentials: CloneCredentials = {
+    ...(store !== undefined ? { gitCredentials: await file('git-credentials', store) } : {}),
+    ...(key !== undefined && knownHosts !== undefined
+      ? { ssh: { key: await file('ssh-key', key), knownHosts: await file('ssh-known-hosts', knownHosts) } }
+      : {}),
+  }
+  return Object.keys(credentials).length > 0 ? { cloneCredentials: credentials } : {}
 }
 
 function optionalInt<K extends string>(key: K, value: string | undefined, name: string) {

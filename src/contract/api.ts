@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { FreeJsonObject } from './json.js'
+import { REPO_SECRET_MESSAGE, repoHasSecret } from './repo-url.js'
 import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
 
 export { Code }
@@ -65,7 +66,10 @@ export type SubagentVersionView = z.infer<typeof SubagentVersionView>
 // `repo` is cloned at `ref`; `path` (absolute, on the worker, under its --workspace-root) wins when given.
 export const Workspace = z
   .strictObject({
-    repo: gitArg(2048).optional(),
+    // the message never quotes the value: it holds a secret
+    repo: gitArg(2048)
+      .refine((repo) => !repoHasSecret(repo), REPO_SECRET_MESSAGE)
+      .optional(),
     ref: gitArg(256).optional(),
     setup: z.array(z.string().max(4096).refine(noNul, 'must not contain NUL')).min(1).max(256).optional(),
     path: text(4096).regex(/^\//, 'workspace.path must be absolute').optional(),

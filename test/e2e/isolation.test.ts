@@ -136,7 +136,8 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       'other-refused',
       'other-unlisted',
     ])
-    expect(await readdir(workdir)).toEqual([])
+    // removed once each dispatch closes, which follows its completion
+    await waitUntil(async () => (await readdir(workdir)).length === 0, 10_000, worker.output)
   }, 90_000)
 
   it('judges exec for the slot uid: a root-only tool on its PATH is unmet', async () => {

@@ -71,6 +71,19 @@ describe('dispatches', () => {
     expect((await create({ workspace: { repo: 'r', ref: '-b' } })).status).toBe(400)
   })
 
+  it('refuses a repo URL with a password or token with 400, and never echoes it', async () => {
+    for (const repo of [
+      'https://x-access-token:s3cret-1@github.com/a/b.git',
+      'https://s3cret-2@github.com/a/b',
+    ]) {
+      const r = await create({ workspace: { repo }, idempotencyKey: `k-${repo}` })
+      expect(r.status).toBe(400)
+      expect(r.body.error.code).toBe('invalid-request')
+      expect(r.body.error.message).toContain('--git-credentials')
+      expect(JSON.stringify(r.body)).not.toMatch(/s3cret/)
+    }
+  })
+
   it('answers 404 for an unknown dispatch id', async () => {
     const r = await h.call('GET', '/v1/dispatches/00000000-0000-4000-8000-000000000000')
     expect(r.status).toBe(404)

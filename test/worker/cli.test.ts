@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
 
@@ -72,6 +72,37 @@ describe('preflight worker arguments', () => {
     expect(worker('--coordinator', 'ftp://127.0.0.1/')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('http(s)'),
+    })
+  })
+
+  describe('clone credentials and --repo-allow', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'preflight-cli-'))
+    const file = join(dir, 'git-credentials')
+    writeFileSync(file, 'https://u:t@example.invalid\n', { mode: 0o600 })
+    afterAll(() => rmSync(dir, { recursive: true, force: true }))
+    const base = ['--coordinator', 'http://127.0.0.1:1']
+
+    const refused = (args: string[], says: string) => {
+      const { code, stderr } = worker(...base, ...args)
+      expect(code).toBe(2)
+      expect(stderr.trim().split('\n')).toHaveLength(1)
+      expect(stderr).toContain(says)
+    }
+
+    it('exits 2 for --ssh-key without --ssh-known-hosts, and the other way round', () => {
+      refused(['--ssh-key', file], '--ssh-known-hosts')
+      refused(['--ssh-known-hosts', file], '--ssh-key')
+    })
+
+    it('exits 2 for a secret file that is missing, not a regular file, or has an odd path', () => {
+      refused(['--git-credentials', join(dir, 'missing')], 'does not exist')
+      refused(['--git-credentials', dir], 'not a regular file')
+      refused(['--ssh-key', file, '--ssh-known-hosts', join(dir, 'a b')], '--ssh-known-hosts')
+    })
+
+    it('exits 2 for a --repo-allow pattern that is not one', () => {
+      refused(['--repo-allow', 'https://github.com/acme/%2A'], '--repo-allow')
+      refused(['--repo-allow', 'https://github.com/acme/x**'], '--repo-allow')
     })
   })
 })

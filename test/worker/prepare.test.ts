@@ -136,6 +136,27 @@ describe('prepareWorkspace: clone', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
+  // The coordinator refuses these at dispatch creation; a coordinator of another version may not.
+  it('refuses a URL with a password or token before git runs, and never quotes the secret', async () => {
+    const workdir = await track(tempDir('preflight-workdir-'))
+    for (const repo of [
+      'https://user:s3cret@example.invalid/r.git',
+      'https://s3cret@example.invalid/r.git',
+    ]) {
+      const prepared = await prepareWorkspace({
+        workspace: { repo },
+        workdir,
+        name: 'job-1',
+        roots: [],
+        git: GIT,
+      })
+      expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
+      expect(JSON.stringify(prepared)).not.toContain('s3cret')
+      expect(prepared.ok ? '' : prepared.detail).toContain('--git-credentials')
+    }
+    expect(await readdir(workdir)).toEqual([])
+  })
+
   it('refuses a local repository unless the worker allows local repositories', async () => {
     const repo = await track(makeRepo())
     const workdir = await track(tempDir('preflight-workdir-'))
