@@ -119,13 +119,18 @@ function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs
   return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
 }
 
-type GitOpts = Pick<PrepareOptions, 'workdir' | 'git' | 'cloneCredentials' | 'signal' | 'timeoutMs'>
+type GitOpts = Pick<
+  PrepareOptions,
+  'workdir' | 'git' | 'cloneCredentials' | 'repoAllow' | 'signal' | 'timeoutMs'
+>
 
 async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
   // on the command line of each run, never written to the clone's .git/config, which the checks read
   const credentials = credentialArgs(opts.cloneCredentials, transportOf(repo), opts.git.bin)
+  // an allowed remote must not hand the clone on to one the patterns would refuse
+  const redirects = opts.repoAllow?.length ? ['-c', 'http.followRedirects=false'] : []
   const git = (cwd: string, args: string[]) =>
-    runGit(cwd, [...credentials, ...args], {
+    runGit(cwd, [...credentials, ...redirects, ...args], {
       git: opts.git,
       transport: transportOf(repo),
       timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,

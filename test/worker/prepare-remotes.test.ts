@@ -2,6 +2,8 @@
 // forge answers), a public one over git:// (git daemon), and the worker's --repo-allow rules.
 import { readdirSync, readFileSync } from 'node:fs'
 import { readFile, stat, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { runGit } from '../../worker/checks/git-env.js'
@@ -183,6 +185,29 @@ describe('prepareWorkspace: --repo-allow', () => {
       ...withFile(await credentialsFile(line())),
     })
     expect(prepared.ok).toBe(true)
+  })
+
+  it('does not follow an allowed remote that redirects to one the patterns refuse', async () => {
+    const redirector = createServer((req, res) => {
+      res.writeHead(302, { location: `${http.url}${req.url}` }).end()
+    })
+    await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve))
+    const at = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`
+    try {
+      const before = http.requests()
+      const { prepared } = await clone(`${at}/private.git`, {
+        repoAllow: [`${at}/*`],
+        ...withFile(await credentialsFile(line())),
+      })
+      expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
+      expect(http.requests()).toBe(before)
+      // the control: without patterns git follows the redirect (its default, "initial")
+      expect((await clone(`${at}/private.git`, withFile(await credentialsFile(line())))).prepared.ok).toBe(
+        true,
+      )
+    } finally {
+      redirector.close()
+    }
   })
 
   it('refuses a remote that climbs out of an allowed path with ".." before any network access', async () => {
