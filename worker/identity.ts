@@ -38,11 +38,14 @@ const SWEEP_DEADLINE_MS = 10_000
 const SWEEP_PAUSE_MS = 20
 
 // Every process of the uid is gone when this resolves: a helper running as that uid sends SIGKILL to
-// every process it may signal (kill -1 reaches all of the uid, setsid or not, and nothing else), until
-// /proc shows none alive. Throws when some still live after the deadline (a process stuck in the kernel).
+// every process it may signal (kill -1 reaches all of the uid, setsid or not, and nothing else), always
+// at least once, until /proc shows none alive; what the helper cannot reach (it could not start: no pids
+// left) the worker kills itself. Throws when some still live after the deadline (stuck in the kernel):
+// then nothing of the dispatch may be touched as root, and the slot claims no more.
 export async function sweep(who: AgentIdentity, deadlineMs = SWEEP_DEADLINE_MS): Promise<void> {
   const until = Date.now() + deadlineMs
   for (;;) {
+    await killAllAs(who)
     const left = liveProcesses(who.uid)
     if (left.length === 0) return
     if (Date.now() > until) {
@@ -50,8 +53,18 @@ export async function sweep(who: AgentIdentity, deadlineMs = SWEEP_DEADLINE_MS):
         `uid ${who.uid} still runs ${left.length} process(es) (pid ${left.slice(0, 5).join(', ')})`,
       )
     }
-    await killAllAs(who)
-    if (liveProcesses(who.uid).length > 0) await new Promise((r) => setTimeout(r, SWEEP_PAUSE_MS))
+    for (const pid of left) killIfStill(pid, who.uid)
+    await new Promise((r) => setTimeout(r, SWEEP_PAUSE_MS))
+  }
+}
+
+// SIGKILL from the worker itself, to a pid that was just read as the uid's (read again right before).
+function killIfStill(pid: number, uid: number): void {
+  if (!ownedBy(readStatus(String(pid)), uid)) return
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {
+    // it ended
   }
 }
 
@@ -70,18 +83,34 @@ function killAllAs(who: AgentIdentity): Promise<void> {
   })
 }
 
-// Processes whose real, effective or saved uid is `uid` and that are not zombies (a zombie is dead
-// already; it waits only for its parent, and a PID 1 that does not reap may keep it forever).
+// Processes whose real, effective or saved uid is `uid` and that still run a thread. A zombie is dead
+// already (it waits only for its parent, and a PID 1 that does not reap may keep it forever) — unless
+// only its main thread exited (pthread_exit) and other threads of it still run.
 export function liveProcesses(uid: number): number[] {
   const pids: number[] = []
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     const status = readStatus(name)
-    if (!status || /^State:\s*[ZX]/m.test(status)) continue
-    const ids = /^Uid:\s*(\d+)\s+(\d+)\s+(\d+)/m.exec(status)
-    if (ids?.slice(1, 4).some((id) => Number(id) === uid)) pids.push(Number(name))
+    if (ownedBy(status, uid) && (isRunning(status) || runningThread(name))) pids.push(Number(name))
   }
   return pids
+}
+
+function ownedBy(status: string | undefined, uid: number): boolean {
+  const ids = /^Uid:\s*(\d+)\s+(\d+)\s+(\d+)/m.exec(status ?? '')
+  return ids?.slice(1, 4).some((id) => Number(id) === uid) ?? false
+}
+
+function isRunning(status: string | undefined): boolean {
+  return status !== undefined && !/^State:\s*[ZX]/m.test(status)
+}
+
+function runningThread(pid: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/task`).some((task) => isRunning(readStatus(`${pid}/task/${task}`)))
+  } catch {
+    return false
+  }
 }
 
 function readStatus(pid: string): string | undefined {

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process'
-import { chmodSync, lstatSync, mkdirSync, statSync, symlinkSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { chmodSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
@@ -121,6 +121,26 @@ describe.runIf(isRoot)('sweep', () => {
     expect(leader.pid && alive(leader.pid)).toBe(false)
   })
 
+  // A process whose main thread called pthread_exit shows as a zombie in /proc/<pid>/status while its
+  // other threads run on: it is alive, and must be swept. (A C program: no script can do this.)
+  it('ends a process whose main thread exited while another thread runs', async () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    const source = write(
+      dir,
+      'zl.c',
+      '#include <pthread.h>\n#include <unistd.h>\nstatic void *run(void *a) { for (;;) sleep(1); return a; }\n' +
+        'int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); pthread_exit(0); }\n',
+    )
+    execFileSync('cc', ['-pthread', '-o', join(dir, 'zl'), source])
+    const child = spawn(join(dir, 'zl'), [], { ...who, detached: true, stdio: 'ignore' })
+    const pid = child.pid ?? 0
+    await waitFor(() => /State:\s*Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8')))
+    expect(liveProcesses(who.uid)).toContain(pid)
+    await sweep(who)
+    expect(liveProcesses(who.uid)).toEqual([])
+  })
+
   it('leaves processes of other uids alone', async () => {
     const other = spawn('sleep', ['60'], { uid: 61_901, gid: 61_901, stdio: 'ignore' })
     try {
@@ -170,3 +190,11 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
     }
   })
 })
+
+async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
