@@ -21,12 +21,21 @@ const CHUNK = 500
 const CHUNK_CHARS = 64 * 1024
 const GITLINK = '160000'
 
+// A fresh directory for the temporary index, writable by whoever runs git.
+export type ScratchMaker = () => Promise<string>
+
+const tmpScratch: ScratchMaker = () => mkdtemp(join(tmpdir(), 'preflight-baseline-'))
+
 // undefined when the workspace is not inside a git worktree: there is no state to record.
-export async function captureBaseline(workspace: string, git: GitRunner): Promise<Baseline | undefined> {
+export async function captureBaseline(
+  workspace: string,
+  git: GitRunner,
+  makeScratch: ScratchMaker = tmpScratch,
+): Promise<Baseline | undefined> {
   const top = await git(workspace, ['rev-parse', '--show-toplevel'])
   if (top.exitCode !== 0) return undefined
   const root = top.stdout.trim()
-  const scratch = await mkdtemp(join(tmpdir(), 'preflight-baseline-'))
+  const scratch = await makeScratch()
   try {
     const env = { GIT_INDEX_FILE: join(scratch, 'index') }
     const run = (args: string[]) => must(git(root, args, env), args)

@@ -2,7 +2,7 @@
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { chmod, lchown, lstat, mkdir, opendir, rm } from 'node:fs/promises'
+import { chmod, lchown, lstat, mkdir, mkdtemp, opendir, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
@@ -142,34 +142,32 @@ export async function makePrivateDirs(workdir: string, name: string, who: AgentI
   }
 }
 
-// Gives a tree the worker made (a fresh clone, nothing of the agent's in it yet) to the slot uid, links
-// themselves and not what they point at, and closes its top to every other uid.
+// Gives a fresh clone (made by the worker, nothing of the agent's in it) to the slot uid. The top stays
+// the worker's and closed (0700) until everything below it is handed over, bottom up, so no process of
+// the slot uid could enter it meanwhile and swap a directory for a link; links are changed themselves,
+// never followed; a file with more than one link (a hard link into another repository) is left alone.
 export async function handOver(dir: string, who: AgentIdentity): Promise<void> {
-  await chownTree(dir, who)
   await chmod(dir, 0o700)
-}
-
-// The objects the baseline wrote (as the worker) into a handed-over clone become the slot uid's too, or
-// the agent could not commit. Only a real .git/objects directory: setup, which ran as the slot uid, may
-// have made `.git` a link or a gitfile to anywhere, and nothing is followed there.
-export async function handOverObjects(dir: string, who: AgentIdentity): Promise<void> {
-  for (const path of [join(dir, '.git'), join(dir, '.git', 'objects')]) {
-    if (!(await lstat(path).catch(() => undefined))?.isDirectory()) return
-  }
-  await chownTree(join(dir, '.git', 'objects'), who)
-}
-
-// lchown of a directory and everything below it; links are not followed (a Dirent's type is the entry's own).
-async function chownTree(dir: string, who: AgentIdentity): Promise<void> {
+  await chownBelow(dir, who, process.getuid?.() ?? 0)
   await lchown(dir, who.uid, who.gid)
-  const pending = [dir]
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    for await (const entry of await opendir(next)) {
-      const path = join(next, entry.name)
-      await lchown(path, who.uid, who.gid)
-      if (entry.isDirectory()) pending.push(path)
-    }
+}
+
+async function chownBelow(dir: string, who: AgentIdentity, own: number): Promise<void> {
+  for await (const entry of await opendir(dir)) {
+    const path = join(dir, entry.name)
+    // a Dirent's type is the entry's own: a link to a directory is not entered
+    if (entry.isDirectory()) await chownBelow(path, who, own)
+    const info = await lstat(path)
+    if (info.uid !== own || (!info.isDirectory() && info.nlink > 1)) continue
+    await lchown(path, who.uid, who.gid)
   }
+}
+
+// A scratch directory of the agent's for git running as it (the baseline's temporary index).
+export async function agentScratch(parent: string, who: AgentIdentity): Promise<string> {
+  const dir = await mkdtemp(join(parent, 'preflight-baseline-'))
+  await lchown(dir, who.uid, who.gid)
+  return dir
 }
 
 // Where one of `who` could replace `file`: the file itself or a directory on its real path that one of

@@ -107,9 +107,10 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
     onClose: (release) => void releases.push(release),
     async close(ending) {
       letGo()
-      // nothing of the dispatch outlives it: no process of the slot uid writes while its files go
-      if (identity)
-        await sweep(identity).catch((err) => deps.log.warn(`dispatch ${fence.id}: ${err.message}`))
+      // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
+      // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
+      // for a link under a recursive removal) and the slot claims no more.
+      if (identity && !(await swept(identity))) return
       for (const release of releases.reverse()) {
         try {
           await release(ending)
@@ -118,6 +119,16 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
         }
       }
     },
+  }
+
+  async function swept(who: AgentIdentity): Promise<boolean> {
+    try {
+      await sweep(who)
+      return true
+    } catch (err) {
+      deps.log.warn(`dispatch ${fence.id}: kept its files: ${(err as Error).message}`)
+      return false
+    }
   }
 }
 

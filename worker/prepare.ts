@@ -136,8 +136,9 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
       timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,
       ...(opts.signal ? { signal: opts.signal } : {}),
     })
-  // `--` keeps a repo value like "--upload-pack=…" from being read as an option.
-  const args = ['clone', '--quiet', ...(ref ? ['--no-checkout'] : []), '--']
+  // `--` keeps a repo value like "--upload-pack=…" from being read as an option. --no-hardlinks: a
+  // local clone (--allow-local-repos) shares no file with its source, which becomes the agent's.
+  const args = ['clone', '--quiet', '--no-hardlinks', ...(ref ? ['--no-checkout'] : []), '--']
   const cloned = await git(opts.workdir, [...args, repo, dir])
   if (cloned.exitCode !== 0) {
     return {

@@ -6,7 +6,7 @@ import { runAgent } from './agent.js'
 import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
 import { runGit } from './checks/git-env.js'
 import { verify as verifyRequirements } from './checks/index.js'
-import { handOver, handOverObjects, makePrivateDirs, sweep } from './identity.js'
+import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
@@ -102,17 +102,19 @@ export async function report(job: Job, preflight: PreflightReport): Promise<'pro
 
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
   await post(job, 'baseline')
+  const { identity } = job
   const git: GitRunner = (cwd, args, env) =>
     runGit(cwd, args, {
       git: job.deps.config.git,
       signal: job.signal,
       timeoutMs: BASELINE_GIT_TIMEOUT_MS,
       ...(env ? { env } : {}),
+      // as the agent: the objects it writes are the agent's, and it reaches nothing the agent cannot
+      ...(identity ? { identity } : {}),
     })
-  const base = await captureBaseline(dir, git)
-  if (job.identity && job.claim.dispatch.workspace.path === undefined)
-    await handOverObjects(dir, job.identity)
-  return base
+  // with an identity, the temporary index lives in the agent's private TMPDIR, owned by it
+  const scratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
+  return captureBaseline(dir, git, scratch)
 }
 
 export async function agent(job: Job, dir: string) {

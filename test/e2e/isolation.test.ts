@@ -160,4 +160,23 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       observed: { rejected: [{ path: join(tools, 'rootonly'), why: 'not-executable' }] },
     })
   }, 90_000)
+
+  // git runs as the agent for the checks and the baseline: a `.git` that setup pointed at a repository
+  // the agent cannot read is no repository to it, and nothing is written there.
+  it("judges git as the agent: a gitfile setup points at the worker's repository does not count", async () => {
+    const objects = await readdir(join(suite.repo, '.git', 'objects'))
+    await register(coordinator.url, {
+      name: 'iso-gitfile',
+      agent: { command: ['true'] },
+      contextRequires: { git: { worktree: true, history: true } },
+    })
+    const id = await dispatch(coordinator.url, 'iso-gitfile', {
+      repo: suite.repo,
+      setup: ['sh', '-c', `rm -rf .git && echo "gitdir: ${suite.repo}/.git" > .git`],
+    })
+    const done = await wait(id)
+    expect(done.status).toBe('preflight_failed')
+    expect(done.preflight?.results.map((r) => r.status)).toEqual(['unmet', 'unmet'])
+    expect(await readdir(join(suite.repo, '.git', 'objects'))).toEqual(objects)
+  }, 90_000)
 })

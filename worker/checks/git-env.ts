@@ -30,6 +30,9 @@ export interface RunGitOptions {
   timeoutMs?: number
   // merged on top of the filtered environment (the baseline passes GIT_INDEX_FILE)
   env?: Record<string, string>
+  // run as the agent's uid/gid (--agent-uid): git may read and write only what the agent may, so a
+  // workspace whose `.git` setup pointed elsewhere cannot lead it into anything of the worker's
+  identity?: { uid: number; gid: number }
 }
 
 // git was not found on PATH or could not be started.
@@ -121,6 +124,7 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
     // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
     // and must die with it, or a hung transfer would outlive every time bound
     detached: true,
+    ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
   })
   const stop = () => killGroup(child)
   const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)

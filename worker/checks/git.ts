@@ -20,7 +20,12 @@ const HEAD = ['--verify', '--quiet', 'HEAD^{commit}']
 async function probeGit(ctx: CheckContext): Promise<GitFacts> {
   // the worker's git, found at its start; `preflight check` and direct callers find one on the PATH given
   const git = ctx.git ?? findGit(ctx.env.PATH, [ctx.workspace])
-  const opts = { git, signal: ctx.signal, timeoutMs: ctx.timeoutMs }
+  const opts = {
+    git,
+    signal: ctx.signal,
+    timeoutMs: ctx.timeoutMs,
+    ...(ctx.agent ? { identity: ctx.agent } : {}),
+  }
   const run = await runGit(ctx.workspace, [...FACTS, '--show-toplevel', ...HEAD], opts)
   if (isNotARepository(run)) return NOT_A_REPO
   if (run.exitCode === 128 && /must be run in a work tree/.test(run.stderr)) {
