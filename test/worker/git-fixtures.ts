@@ -76,9 +76,13 @@ export function alive(pid: number): boolean {
   }
 }
 
-// A partial clone whose promisor remote runs `trap` to fetch (as upload-pack, or as core.sshCommand for
-// an ssh remote), with HEAD's commit missing: any git that reads HEAD and may fetch runs the trap.
-export async function promisorTrap(via: 'uploadpack' | 'sshCommand', marker: string): Promise<string> {
+// A partial clone whose promisor remote runs `trap` to fetch (as upload-pack, as core.sshCommand for an
+// ssh remote, or as an ext:: remote its own config allows), with HEAD's commit missing: any git that
+// reads HEAD and may fetch runs the trap.
+export async function promisorTrap(
+  via: 'uploadpack' | 'sshCommand' | 'ext',
+  marker: string,
+): Promise<string> {
   const dir = await makeRepo()
   const trap = join(dir, '.git', 'trap.sh')
   await writeFile(trap, `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 })
@@ -88,6 +92,10 @@ export async function promisorTrap(via: 'uploadpack' | 'sshCommand', marker: str
   if (via === 'uploadpack') {
     git(dir, 'config', 'remote.origin.url', join(dir, '.git', 'nowhere'))
     git(dir, 'config', 'remote.origin.uploadpack', trap)
+  } else if (via === 'ext') {
+    // the repository's own config allows ext::, which a command line's protocol.allow=never does not undo
+    git(dir, 'config', 'remote.origin.url', `ext::${trap}`)
+    git(dir, 'config', 'protocol.ext.allow', 'always')
   } else {
     git(dir, 'config', 'remote.origin.url', 'ssh://example.invalid/repo')
     git(dir, 'config', 'core.sshCommand', trap)

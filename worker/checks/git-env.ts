@@ -58,30 +58,30 @@ export function gitEnvironment(path: string | undefined, home: string): Record<s
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
-    // git ≥ 2.44: no lazy fetch of a partial clone's missing objects (older gits: protocol.allow=never)
+    // git ≥ 2.44 (and Debian's 2.39.5): no lazy fetch of a partial clone's missing objects
     GIT_NO_LAZY_FETCH: '1',
   }
   if (path !== undefined) env.PATH = path
   return env
 }
 
-export function gitSafetyArgs(
-  workspace: string,
-  real = realWorkspace(workspace),
-  transport?: string,
-): string[] {
+export function gitSafetyArgs(workspace: string, real = realWorkspace(workspace)): string[] {
   const config = [
     // fsmonitor and hooks are commands the repository names: never run them
     'core.fsmonitor=false',
     'core.hooksPath=/dev/null',
-    // no transport at all (a partial clone's lazy fetch would run the promisor's upload-pack or
-    // core.sshCommand), except the one a clone was given
-    'protocol.allow=never',
-    ...(transport ? [`protocol.${transport}.allow=always`] : []),
     // a workspace owned by another uid must not read as "not a repository"; git compares real paths
     ...[...new Set([workspace, real])].map((dir) => `safe.directory=${dir}`),
   ]
   return ['--no-pager', ...config.flatMap((c) => ['-c', c])]
+}
+
+// No transport at all (a partial clone's lazy fetch would run the promisor's upload-pack, ext:: command
+// or core.sshCommand), except the one a clone was given. GIT_ALLOW_PROTOCOL acts as protocol.allow=never
+// plus protocol.<name>.allow=always for each listed, and — unlike `-c protocol.allow=never` — overrides
+// a repository's own protocol.<name>.allow=always. `none` names no transport git has.
+export function allowedTransport(transport: string | undefined): { GIT_ALLOW_PROTOCOL: string } {
+  return { GIT_ALLOW_PROTOCOL: transport ?? 'none' }
 }
 
 function realWorkspace(workspace: string): string {
@@ -117,9 +117,9 @@ function realOrUndefined(path: string): string | undefined {
 export async function runGit(workspace: string, args: string[], opts: RunGitOptions): Promise<GitRun> {
   const real = realWorkspace(workspace)
   opts.signal?.throwIfAborted()
-  const safety = gitSafetyArgs(workspace, real, opts.transport)
+  const safety = gitSafetyArgs(workspace, real)
   const child = spawn(opts.git.bin, ['-C', workspace, ...safety, ...args], {
-    env: { ...gitEnvironment(opts.git.path, gitHome()), ...opts.env },
+    env: { ...gitEnvironment(opts.git.path, gitHome()), ...allowedTransport(opts.transport), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
     // and must die with it, or a hung transfer would outlive every time bound

@@ -99,23 +99,24 @@ describe('runGit never runs repository-controlled code', () => {
     expect(existsSync(untouched)).toBe(false)
   })
 
-  // Two guards, each enough alone on this git: GIT_NO_LAZY_FETCH (git ≥ 2.44, and Debian's 2.39
-  // backport) and protocol.allow=never (every git). Each test takes the other guard away.
-  it.each(['uploadpack', 'sshCommand'] as const)(
+  // Two guards, each enough alone on this git: GIT_NO_LAZY_FETCH (git ≥ 2.44, and Debian's 2.39.5
+  // backport) and GIT_ALLOW_PROTOCOL (every git). Each run takes the other guard away.
+  it.each(['uploadpack', 'sshCommand', 'ext'] as const)(
     "runs no partial clone's promisor remote (%s), even where git ignores GIT_NO_LAZY_FETCH",
     async (via) => {
       const marker = join(tempDir(), 'fetched')
       const ws = await promisorTrap(via, marker)
       const lazy = { GIT_NO_LAZY_FETCH: '0' }
-      const plain = ['-c', 'protocol.allow=always']
+      const transports = { GIT_ALLOW_PROTOCOL: 'file:ssh:ext' }
+      const head = ['rev-parse', '--verify', 'HEAD^{commit}']
       try {
         // the control: a git allowed to fetch runs the trap
-        await runGit(ws, [...plain, 'rev-parse', '--verify', 'HEAD^{commit}'], { git: GIT, env: lazy })
+        await runGit(ws, head, { git: GIT, env: { ...lazy, ...transports } })
         expect(existsSync(marker)).toBe(true)
         rmSync(marker)
-        await runGit(ws, ['rev-parse', '--verify', 'HEAD^{commit}'], { git: GIT, env: lazy })
+        await runGit(ws, head, { git: GIT, env: lazy })
         expect(existsSync(marker)).toBe(false)
-        await runGit(ws, [...plain, 'rev-parse', '--verify', 'HEAD^{commit}'], { git: GIT })
+        await runGit(ws, head, { git: GIT, env: transports })
         expect(existsSync(marker)).toBe(false)
       } finally {
         rmSync(ws, { recursive: true, force: true })
