@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { chmod, lchown, lstat, mkdir, mkdtemp, opendir, rm } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
 
@@ -170,10 +170,15 @@ export async function agentScratch(parent: string, who: AgentIdentity): Promise<
   return dir
 }
 
-// Where one of `who` could replace `file`: the file itself or a directory on its real path that one of
-// them may write (a sticky directory only lets them move their own entries). undefined when nowhere.
+// Where one of `who` could replace `file`: the file itself or a directory on its way that one of them
+// may write — on its real path, and on the path as given (a link in a directory they may write can be
+// pointed elsewhere); a sticky directory only lets them move their own entries. undefined when nowhere.
 export function writableBy(file: string, who: readonly AgentIdentity[]): string | undefined {
-  let path = realpathSync(file)
+  return openOnChain(realpathSync(file), who) ?? openOnChain(dirname(resolve(file)), who)
+}
+
+function openOnChain(start: string, who: readonly AgentIdentity[]): string | undefined {
+  let path = start
   let child: ReturnType<typeof statSync> | undefined
   for (;;) {
     const info = statSync(path)

@@ -1,6 +1,7 @@
 // `preflight worker` — claims dispatches from a coordinator and runs their lifecycle (SPEC §3).
 import { spawnSync } from 'node:child_process'
-import { chmod, chown, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
@@ -169,6 +170,8 @@ async function confineTo(
     )
   }
   const slots = Array.from({ length: concurrency }, (_, i) => slotIdentity(base, i))
+  // a gid that names a group (shadow, docker) would give the agents that group's access
+  const knownIds = new Set([...idsIn('/etc/passwd'), ...idsIn('/etc/group')])
   for (const file of [...trusted, ...secrets]) {
     const open = writableBy(file, slots)
     if (open) throw new UsageError(`${file} is not safe from agents: uid ${base}+ may write ${open}`)
@@ -176,12 +179,36 @@ async function confineTo(
   for (const file of secrets) {
     if (readableBy(file, slots)) throw new UsageError(`${file} is readable by the agents' uids: make it 0600`)
   }
+  const taken = slots.find((id) => knownIds.has(id.uid))
+  if (taken) {
+    throw new UsageError(
+      `--agent-uid: uid/gid ${taken.uid} already names a user or group here: choose an unused range`,
+    )
+  }
+  // it becomes the worker's and 0711: a shared directory (/tmp) would be broken for everyone else
+  if (((await stat(workdir)).mode & 0o1002) !== 0) {
+    throw new UsageError(
+      `--agent-uid: --workdir ${workdir} is shared with other users: give the worker a directory of its own`,
+    )
+  }
   await chown(workdir, own, process.getgid?.() ?? 0)
   await chmod(workdir, 0o711)
   const probe = spawnSync('/bin/sh', ['-c', 'exit 0'], { uid: base, gid: base, cwd: workdir, env: {} })
   if (probe.status !== 0) {
     const why = probe.error ? (probe.error as NodeJS.ErrnoException).code : `exit ${probe.status}`
     throw new UsageError(`--agent-uid: cannot start a program as uid ${base} in ${workdir} (${why})`)
+  }
+}
+
+// The numeric ids (third field) of a passwd or group file; none when it cannot be read.
+function idsIn(file: string): number[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .map((line) => Number(line.split(':')[2]))
+      .filter(Number.isInteger)
+  } catch {
+    return []
   }
 }
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -135,6 +135,19 @@ describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
       expect(run.code).toBe(2)
       expect(run.stderr).toContain('readable by the agents')
     })
+  })
+
+  it('refuses a range holding a uid or gid that names a user or group (nobody is 65534)', () => {
+    const run = worker('--coordinator', 'http://127.0.0.1:1', '--agent-uid', '65534')
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('65534 already names a user or group')
+  })
+
+  it('refuses a shared workdir (it would become 0711 for everyone)', () => {
+    const run = worker('--coordinator', 'http://127.0.0.1:1', '--agent-uid', '61200', '--workdir', tmpdir())
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('shared with other users')
+    expect(statSync(tmpdir()).mode & 0o7777).toBe(0o1777)
   })
 
   it('refuses a git that lives where the agents could replace it', () => {

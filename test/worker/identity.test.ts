@@ -81,6 +81,18 @@ describe('writableBy: where an agent could replace a file', () => {
   })
 })
 
+describe('writableBy: the path as given', () => {
+  it('is the directory holding a link the agents could point elsewhere', () => {
+    const safe = tempDir()
+    chmodSync(safe, 0o755)
+    const real = write(safe, 'creds', '', 0o600)
+    const open = tempDir()
+    chmodSync(open, 0o777)
+    symlinkSync(real, join(open, 'creds'))
+    expect(writableBy(join(open, 'creds'), agents)).toBe(open)
+  })
+})
+
 describe('readableBy: whether an agent could read a secret', () => {
   it('is true for a file others may read, in directories they may search', () => {
     const dir = tempDir()
