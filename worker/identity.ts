@@ -2,7 +2,7 @@
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { chmod, lchown, lstat, mkdir, mkdtemp, opendir, rm } from 'node:fs/promises'
+import { chmod, lchown, lstat, mkdir, mkdtemp, opendir, readdir, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
@@ -119,6 +119,26 @@ function readStatus(pid: string): string | undefined {
   } catch {
     // it ended while we looked
     return undefined
+  }
+}
+
+// The shared temporary directories: what a slot uid leaves at their top is removed when its dispatch
+// ends, so the slot's next agent does not find it.
+const SHARED_TMP = ['/tmp', '/var/tmp', '/dev/shm']
+
+// Removes the uid's own entries at the top of the shared temporary directories. Only after a sweep:
+// with no process of the uid alive, nothing can swap an entry for a link meanwhile.
+export async function removeLeftovers(
+  who: AgentIdentity,
+  dirs: readonly string[] = SHARED_TMP,
+): Promise<void> {
+  for (const dir of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[])
+    for (const name of names) {
+      const path = join(dir, name)
+      if ((await lstat(path).catch(() => undefined))?.uid === who.uid)
+        await rm(path, { recursive: true, force: true })
+    }
   }
 }
 

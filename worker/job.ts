@@ -4,7 +4,7 @@ import type { Api, Claim, Fence } from './api.js'
 import type { Git } from './checks/git-env.js'
 import type { CloneCredentials } from './clone-credentials.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, sweep } from './identity.js'
+import { type AgentIdentity, privateDirs, removeLeftovers, sweep } from './identity.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
 
@@ -111,6 +111,7 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
       // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
       // for a link under a recursive removal) and the slot claims no more.
       if (identity && !(await swept(identity))) return
+      if (identity) await removeLeftovers(identity)
       for (const release of releases.reverse()) {
         try {
           await release(ending)

@@ -1,5 +1,6 @@
 // End to end, as the attacker: a worker running as root with --agent-uid, and agents that hunt for its
 // token, leave processes behind, plant files for later dispatches and reach for other workspaces.
+import { existsSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -117,6 +118,17 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     const [seen, home] = (await read('home-2')).trim().split('\n').slice(-2)
     expect(seen).toBe('absent')
     expect(home).not.toBe((await read('home-1')).trim())
+  }, 90_000)
+
+  it('leaves nothing of an agent at the top of /tmp for the next', async () => {
+    const name = `preflight-e2e-left-${process.pid}`
+    const id = await run('iso-tmp', `echo left > /tmp/${name}; mkdir /dev/shm/${name}`)
+    expect((await wait(id)).status).toBe('succeeded')
+    await waitUntil(
+      async () => !existsSync(`/tmp/${name}`) && !existsSync(`/dev/shm/${name}`),
+      10_000,
+      worker.output,
+    )
   }, 90_000)
 
   it("cannot write to the workdir's top nor into another slot's workspace", async () => {
