@@ -2,7 +2,7 @@
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { chmod, lchown, lstat, mkdir, mkdtemp, opendir, readdir, rm } from 'node:fs/promises'
+import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
@@ -173,14 +173,18 @@ export async function handOver(dir: string, who: AgentIdentity): Promise<void> {
 }
 
 async function chownBelow(dir: string, who: AgentIdentity, own: number): Promise<void> {
-  for await (const entry of await opendir(dir)) {
-    const path = join(dir, entry.name)
-    // a Dirent's type is the entry's own: a link to a directory is not entered
-    if (entry.isDirectory()) await chownBelow(path, who, own)
-    const info = await lstat(path)
-    if (info.uid !== own || (!info.isDirectory() && info.nlink > 1)) continue
-    await lchown(path, who.uid, who.gid)
-  }
+  // one directory's entries at once (the thread pool works on several), bottom up
+  const entries = await readdir(dir, { withFileTypes: true })
+  await Promise.all(
+    entries.map(async (entry) => {
+      const path = join(dir, entry.name)
+      // a Dirent's type is the entry's own: a link to a directory is not entered
+      if (entry.isDirectory()) await chownBelow(path, who, own)
+      const info = await lstat(path)
+      if (info.uid !== own || (!info.isDirectory() && info.nlink > 1)) return
+      await lchown(path, who.uid, who.gid)
+    }),
+  )
 }
 
 // A scratch directory of the agent's for git running as it (the baseline's temporary index).
