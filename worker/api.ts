@@ -76,13 +76,14 @@ export function createApi(opts: ApiOptions) {
   const at = (f: Fence, tail: string) => `/v1/dispatches/${encodeURIComponent(f.id)}/${tail}`
   return {
     // Claims are not retried here: the claim loop backs off itself, and a lost answer only costs a lease.
-    claim: (workerId: string, waitMs: number, signal?: AbortSignal) =>
+    // `labels`: what this worker offers; a dispatch with labels goes only to a worker that has them all.
+    claim: (workerId: string, waitMs: number, signal?: AbortSignal, labels: readonly string[] = []) =>
       send<ClaimResponse | undefined>(
         base,
         opts.token,
         'POST',
         '/v1/worker/claim',
-        { workerId, waitMs },
+        { workerId, waitMs, ...(labels.length > 0 ? { labels } : {}) },
         signal,
       ),
     // One try per tick: the lease keeper calls again on its next beat.

@@ -15,6 +15,8 @@ export interface WorkerOptions extends WorkerConfig {
   maxDispatches?: number
   // slot i runs setup and the agent as uid = gid = agentUid + i (the worker checked it may)
   agentUid?: number
+  // sent on every claim: a dispatch with labels is claimed only by a worker that has them all
+  labels?: readonly string[]
 }
 
 export interface RunningWorker {
@@ -58,7 +60,7 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
       taken++
       let claim: Claim | undefined
       try {
-        claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal)
+        claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal, opts.labels)
         failures = 0
       } catch (err) {
         taken--

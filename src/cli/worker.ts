@@ -11,6 +11,7 @@ import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../..
 import { createLog } from '../../worker/log.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { startWorker, type WorkerOptions } from '../../worker/worker.js'
+import { Label } from '../contract/api.js'
 import { ENV_NAME } from '../contract/index.js'
 import { coordinatorUrl, intFlag, parseFlags } from './args.js'
 import { UsageError } from './errors.js'
@@ -21,6 +22,7 @@ const flags = {
   token: { type: 'string' },
   'token-file': { type: 'string' },
   'agent-uid': { type: 'string' },
+  label: { type: 'string', multiple: true },
   workdir: { type: 'string' },
   concurrency: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
@@ -48,6 +50,11 @@ export async function run(args: string[]): Promise<number> {
   const token = await workerToken(values.token, values['token-file'])
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
+  }
+  const labels = values.label ?? []
+  for (const label of labels) {
+    const problem = Label.safeParse(label).error?.issues[0]?.message
+    if (problem) throw new UsageError(`--label "${label}": ${problem}`)
   }
   // before the workdir is made: a refused flag leaves nothing behind
   const cloneRules = {
@@ -79,6 +86,7 @@ export async function run(args: string[]): Promise<number> {
     ...cloneRules,
     concurrency,
     ...(agentUid !== undefined ? { agentUid } : {}),
+    ...(labels.length > 0 ? { labels } : {}),
     graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? 30_000,
     waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? 20_000,
     ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
