@@ -28,8 +28,14 @@ export interface Proc {
   exited: Promise<number | null>
 }
 
-// `wrapper` runs the binary under another program (setpriv, to drop capabilities).
-function start(args: string[], env: Record<string, string | undefined>, wrapper: string[] = []): Proc {
+// `wrapper` runs the binary under another program (setpriv, to drop capabilities); with `stallStdout`
+// nobody reads its stdout (a log shipper that hangs).
+function start(
+  args: string[],
+  env: Record<string, string | undefined>,
+  wrapper: string[] = [],
+  stallStdout = false,
+): Proc {
   const [file = process.execPath, ...rest] = [...wrapper, process.execPath, BIN, ...args]
   const child = spawn(file, rest, { env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
@@ -37,7 +43,8 @@ function start(args: string[], env: Record<string, string | undefined>, wrapper:
   const keep = (chunk: Buffer) => {
     out = (out + chunk.toString()).slice(-64_000)
   }
-  child.stdout?.on('data', keep)
+  if (stallStdout) child.stdout?.pause()
+  else child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
   const exited = new Promise<number | null>((r) =>
     child.once('exit', (code) => {
@@ -150,6 +157,7 @@ export interface WorkerOptions {
   // the suites' repositories are local directories: --allow-local-repos unless this is false
   allowLocalRepos?: boolean
   wrapper?: string[]
+  stallStdout?: boolean
 }
 
 export function startWorker(url: string, opts: WorkerOptions): Proc {
@@ -162,6 +170,7 @@ export function startWorker(url: string, opts: WorkerOptions): Proc {
     args,
     { PATH: process.env.PATH, HOME: process.env.HOME, PREFLIGHT_TOKEN: TOKENS.worker, ...opts.env },
     opts.wrapper,
+    opts.stallStdout,
   )
 }
 
