@@ -2,15 +2,21 @@
 //
 // `git add` on a temporary index would run the repository's clean filters, eol conversion and fsmonitor.
 // Instead every blob is hashed with `hash-object --no-filters` and the index is written with
-// `update-index --cacheinfo` (no worktree read), then `write-tree`. None of these runs a filter, a hook
+// `update-index -z --index-info` (no worktree read), then `write-tree`. None of these runs a filter, a hook
 // or fsmonitor; the real index is never read or written and nothing is committed.
-import { lstat, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises'
+import { lstat, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { GitRun } from './checks/git-env.js'
 
-// Runs git in `cwd` with the filtered git environment plus `env` (the caller supplies the safety flags).
-export type GitRunner = (cwd: string, args: string[], env?: Record<string, string>) => Promise<GitRun>
+// Runs git in `cwd` with the filtered git environment plus `env` (the caller supplies the safety flags),
+// `input` on its stdin.
+export type GitRunner = (
+  cwd: string,
+  args: string[],
+  env?: Record<string, string>,
+  input?: Buffer,
+) => Promise<GitRun>
 
 export interface Baseline {
   head: string | null
@@ -20,12 +26,15 @@ export interface Baseline {
 const CHUNK = 500
 const CHUNK_CHARS = 64 * 1024
 const GITLINK = '160000'
+const SLASH = 0x2f
 
 // A fresh directory for the temporary index, writable by whoever runs git.
 export type ScratchMaker = () => Promise<string>
 
 const tmpScratch: ScratchMaker = () => mkdtemp(join(tmpdir(), 'preflight-baseline-'))
 
+// File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid
+// UTF-8 is recorded as it is, never dropped or decoded into another name.
 // undefined when the workspace is not inside a git worktree: there is no state to record.
 export async function captureBaseline(
   workspace: string,
@@ -38,21 +47,16 @@ export async function captureBaseline(
   const scratch = await makeScratch()
   try {
     const env = { GIT_INDEX_FILE: join(scratch, 'index') }
-    const run = (args: string[]) => must(git(root, args, env), args)
+    const run = (args: string[], input?: Buffer) => must(git(root, args, env, input), args)
     const head = await resolveHead(root, git)
     if (head) await run(['read-tree', head])
     const entries = await listEntries(run)
     const { blobs, gone } = await hashEntries(root, scratch, entries, run)
-    // Removals first: a path that changed type (file x → directory x/, or the reverse) is in `gone`
-    // under its old name, and adding the new one next to it would be a file/directory conflict.
-    for (const batch of chunks(gone)) await run(['update-index', '--force-remove', '--', ...batch])
-    for (const batch of chunks(blobs, (b) => b.path.length + 60)) {
-      await run([
-        'update-index',
-        '--add',
-        ...batch.flatMap((b) => ['--cacheinfo', `${b.mode},${b.sha},${b.path}`]),
-      ])
-    }
+    // Removals first (mode 0): a path that changed type (file x → directory x/, or the reverse) is in
+    // `gone` under its old name, and adding the new one next to it would be a file/directory conflict.
+    const removals = gone.map((path) => ({ path, mode: '0', sha: '0'.repeat(40) }))
+    await run(['update-index', '-z', '--index-info'], indexInfo(removals))
+    await run(['update-index', '-z', '--index-info'], indexInfo(blobs))
     const tree = (await run(['write-tree'])).stdout.trim()
     return { head, tree }
   } finally {
@@ -65,29 +69,30 @@ async function resolveHead(root: string, git: GitRunner): Promise<string | null>
   return res.exitCode === 0 ? res.stdout.trim() : null
 }
 
+type Run = (args: string[], input?: Buffer) => Promise<GitRun>
+
 interface Entry {
-  path: string
+  path: Buffer
   gitlink: boolean
 }
 
 // Paths in HEAD (from the temporary index) and untracked, not ignored files; gitlinks are kept as recorded.
-async function listEntries(run: (args: string[]) => Promise<GitRun>): Promise<Entry[]> {
+async function listEntries(run: Run): Promise<Entry[]> {
   const staged = await run(['ls-files', '-z', '--stage'])
   const others = await run(['ls-files', '-z', '--others', '--exclude-standard'])
   const entries = new Map<string, Entry>()
-  for (const record of split(staged.stdout)) {
-    const tab = record.indexOf('\t')
-    const path = record.slice(tab + 1)
-    entries.set(path, { path, gitlink: record.startsWith(GITLINK) })
+  for (const record of split(staged.stdoutBytes)) {
+    const path = record.subarray(record.indexOf('\t') + 1)
+    entries.set(path.toString('latin1'), { path, gitlink: record.toString('latin1').startsWith(GITLINK) })
   }
   // A nested repository shows as "dir/": its files belong to it, not to this tree.
-  for (const path of split(others.stdout))
-    if (!path.endsWith('/')) entries.set(path, { path, gitlink: false })
+  for (const path of split(others.stdoutBytes))
+    if (path.at(-1) !== SLASH) entries.set(path.toString('latin1'), { path, gitlink: false })
   return [...entries.values()]
 }
 
 interface Blob {
-  path: string
+  path: Buffer
   mode: string
   sha: string
 }
@@ -96,23 +101,26 @@ async function hashEntries(
   root: string,
   scratch: string,
   entries: Entry[],
-  run: (args: string[]) => Promise<GitRun>,
-): Promise<{ blobs: Blob[]; gone: string[] }> {
-  const files: { path: string; mode: string; source: string }[] = []
-  const gone: string[] = []
+  run: Run,
+): Promise<{ blobs: Blob[]; gone: Buffer[] }> {
+  const files: { path: Buffer; mode: string; source: string }[] = []
+  const gone: Buffer[] = []
   const realDir = inRealDirs(root)
   for (const [i, entry] of entries.entries()) {
     if (entry.gitlink) continue
-    const stat = (await realDir(entry.path))
-      ? await lstat(join(root, entry.path)).catch(() => undefined)
-      : undefined
+    const abs = inside(root, entry.path)
+    const stat = (await realDir(entry.path)) ? await lstat(abs).catch(() => undefined) : undefined
     if (stat?.isSymbolicLink()) {
       // A symlink's blob is its target text; hashing the path would follow the link.
       const source = join(scratch, `link-${i}`)
-      await writeFile(source, await readlink(join(root, entry.path), { encoding: 'buffer' }))
+      await writeFile(source, await readlink(abs, { encoding: 'buffer' }))
       files.push({ path: entry.path, mode: '120000', source })
     } else if (stat?.isFile()) {
-      files.push({ path: entry.path, mode: stat.mode & 0o100 ? '100755' : '100644', source: entry.path })
+      files.push({
+        path: entry.path,
+        mode: stat.mode & 0o100 ? '100755' : '100644',
+        source: await nameFor(entry, i),
+      })
     } else {
       gone.push(entry.path)
     }
@@ -124,21 +132,43 @@ async function hashEntries(
     for (const [i, f] of batch.entries()) blobs.push({ path: f.path, mode: f.mode, sha: shas[i] ?? '' })
   }
   return { blobs, gone }
+
+  // A command line carries only text: a name that is not UTF-8 is hashed through a link in the scratch
+  // directory (hash-object reads the file it points at; the file was just seen to be a regular file).
+  async function nameFor(entry: Entry, i: number): Promise<string> {
+    const text = entry.path.toString('utf8')
+    if (Buffer.from(text, 'utf8').equals(entry.path)) return text
+    const source = join(scratch, `name-${i}`)
+    await symlink(inside(root, entry.path), source)
+    return source
+  }
+}
+
+// `root/path` as bytes: the path may not be valid UTF-8.
+function inside(root: string, path: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${root}/`), path])
+}
+
+// `<mode> <sha>\t<path>\0` records for update-index -z --index-info.
+function indexInfo(entries: { path: Buffer; mode: string; sha: string }[]): Buffer {
+  return Buffer.concat(
+    entries.flatMap((e) => [Buffer.from(`${e.mode} ${e.sha}\t`), e.path, Buffer.from([0])]),
+  )
 }
 
 // lstat follows symlinks in the parent directories: with a tracked a/b and `a` now a link to /etc,
 // lstat(root/a/b) would read outside the workspace. So a path only counts when every directory above
 // it, checked from the top, is a real directory; otherwise it is gone (git records the link `a` itself).
-function inRealDirs(root: string): (path: string) => Promise<boolean> {
+function inRealDirs(root: string): (path: Buffer) => Promise<boolean> {
   const known = new Map<string, boolean>()
   return async (path) => {
-    const parts = path.split('/')
-    for (let n = 1; n < parts.length; n++) {
-      const dir = parts.slice(0, n).join('/')
-      let real = known.get(dir)
+    for (let at = path.indexOf(SLASH); at !== -1; at = path.indexOf(SLASH, at + 1)) {
+      const dir = path.subarray(0, at)
+      const key = dir.toString('latin1')
+      let real = known.get(key)
       if (real === undefined) {
-        real = (await lstat(join(root, dir)).catch(() => undefined))?.isDirectory() === true
-        known.set(dir, real)
+        real = (await lstat(inside(root, dir)).catch(() => undefined))?.isDirectory() === true
+        known.set(key, real)
       }
       if (!real) return false
     }
@@ -152,12 +182,19 @@ async function must(pending: Promise<GitRun>, args: string[]): Promise<GitRun> {
   return res
 }
 
-function split(z: string): string[] {
-  return z.split('\0').filter((s) => s.length > 0)
+function split(z: Buffer): Buffer[] {
+  const out: Buffer[] = []
+  for (let from = 0; from < z.length; ) {
+    const end = z.indexOf(0, from)
+    const stop = end === -1 ? z.length : end
+    if (stop > from) out.push(z.subarray(from, stop))
+    from = stop + 1
+  }
+  return out
 }
 
 // Batches small enough for one command line (count and characters both bounded).
-function chunks<T>(list: T[], size: (item: T) => number = (item) => String(item).length): T[][] {
+function chunks<T>(list: T[], size: (item: T) => number): T[][] {
   const out: T[][] = []
   let batch: T[] = []
   let chars = 0

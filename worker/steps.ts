@@ -103,8 +103,9 @@ export async function report(job: Job, preflight: PreflightReport): Promise<'pro
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
   await post(job, 'baseline')
   const { identity } = job
-  const git: GitRunner = (cwd, args, env) =>
+  const git: GitRunner = (cwd, args, env, input) =>
     runGit(cwd, args, {
+      ...(input ? { input } : {}),
       git: job.deps.config.git,
       signal: job.signal,
       timeoutMs: BASELINE_GIT_TIMEOUT_MS,

@@ -51,6 +51,24 @@ describe('captureBaseline', () => {
     expect(base?.tree).toBe(execWithIndex(dir, index, 'write-tree'))
   })
 
+  // File names are bytes: a name that is not valid UTF-8 is neither dropped nor read at another name.
+  it('records names that are not valid UTF-8 byte for byte, tracked, modified and untracked', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    const name = (text: string) => Buffer.concat([Buffer.from(`${dir}/`), Buffer.from(text, 'latin1')])
+    await writeFile(name('bad\xff.txt'), 'old\n')
+    await writeFile(name('gone\xfe.txt'), 'gone\n')
+    git(dir, 'add', '-A')
+    git(dir, 'commit', '-q', '-m', 'odd names')
+    await writeFile(name('bad\xff.txt'), 'new\n')
+    await rm(name('gone\xfe.txt'))
+    await writeFile(name('untracked\xfd.txt'), 'u\n')
+    const base = await captureBaseline(dir, safeGit)
+    const index = join(dir, '..', `${dir.split('/').pop()}-expected-index`)
+    dirs.push(index)
+    execWithIndex(dir, index, 'add', '-A')
+    expect(base?.tree).toBe(execWithIndex(dir, index, 'write-tree'))
+  })
+
   it('records a tree without a head for a repository with no commits', async () => {
     const dir = await tempDir()
     dirs.push(dir)

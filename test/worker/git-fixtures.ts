@@ -46,7 +46,8 @@ export async function makeRepo(files: Record<string, string> = { 'README.md': 'h
 }
 
 // The code under test's git: the filtered environment and safety flags of worker/checks/git-env.ts.
-export const safeGit: GitRunner = (cwd, args, env) => runGit(cwd, args, { git: GIT, ...(env ? { env } : {}) })
+export const safeGit: GitRunner = (cwd, args, env, input) =>
+  runGit(cwd, args, { git: GIT, ...(env ? { env } : {}), ...(input ? { input } : {}) })
 
 // The worker's git as the worker finds it at start: on its own PATH.
 export const GIT = findGit(process.env.PATH)

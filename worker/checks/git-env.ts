@@ -9,6 +9,8 @@ import { isInside } from './walk.js'
 export interface GitRun {
   exitCode: number
   stdout: string
+  // stdout as git wrote it: file names are bytes, not always UTF-8
+  stdoutBytes: Buffer
   stderr: string
 }
 
@@ -33,6 +35,8 @@ export interface RunGitOptions {
   // run as the agent's uid/gid (--agent-uid): git may read and write only what the agent may, so a
   // workspace whose `.git` setup pointed elsewhere cannot lead it into anything of the worker's
   identity?: { uid: number; gid: number }
+  // written to git's stdin (else it reads nothing)
+  input?: Buffer
 }
 
 // git was not found on PATH or could not be started.
@@ -111,7 +115,8 @@ function realOrUndefined(path: string): string | undefined {
   }
 }
 
-// git -C <workspace> <safety args> <args>, environment replaced (not extended), no stdin, bounded in time.
+// git -C <workspace> <safety args> <args>, environment replaced (not extended), bounded in time; stdin
+// holds `input` or nothing.
 // node:child_process rather than execa: execa's per-spawn setup measured ~1.5 ms more, a seventh of the
 // 10 ms budget of a whole verify() that spawns git once.
 export async function runGit(workspace: string, args: string[], opts: RunGitOptions): Promise<GitRun> {
@@ -120,7 +125,7 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
   const safety = gitSafetyArgs(workspace, real)
   const child = spawn(opts.git.bin, ['-C', workspace, ...safety, ...args], {
     env: { ...gitEnvironment(opts.git.path, gitHome()), ...allowedTransport(opts.transport), ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
     // and must die with it, or a hung transfer would outlive every time bound
     detached: true,
@@ -129,6 +134,9 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
   const stop = () => killGroup(child)
   const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)
   opts.signal?.addEventListener('abort', stop, { once: true })
+  // git may exit before reading all of it (a bad argument): that is its answer, not ours to throw
+  child.stdin?.on('error', () => {})
+  child.stdin?.end(opts.input)
   try {
     const [exitCode, stdout, stderr] = await Promise.all([
       exited(child),
@@ -136,7 +144,12 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
       collect(child.stderr),
     ])
     if (exitCode === null) throw new GitAbortedError(`git ${args.join(' ')} did not finish`)
-    return { exitCode, stdout: stdout.replace(/\n$/, ''), stderr: stderr.replace(/\n$/, '') }
+    return {
+      exitCode,
+      stdout: stdout.toString('utf8').replace(/\n$/, ''),
+      stdoutBytes: stdout,
+      stderr: stderr.toString('utf8').replace(/\n$/, ''),
+    }
   } finally {
     if (child.exitCode === null && child.signalCode === null) stop()
     clearTimeout(timer)
@@ -161,13 +174,14 @@ function exited(child: ChildProcess): Promise<number | null> {
   })
 }
 
-async function collect(stream: Readable | null): Promise<string> {
-  let text = ''
-  if (!stream) return text
-  stream.setEncoding('utf8')
-  for await (const chunk of stream) {
-    if (text.length > MAX_OUTPUT) throw new Error('git wrote more output than a check reads')
-    text += chunk
+async function collect(stream: Readable | null): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let length = 0
+  if (!stream) return Buffer.alloc(0)
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    length += chunk.length
+    if (length > MAX_OUTPUT) throw new Error('git wrote more output than a check reads')
+    chunks.push(chunk)
   }
-  return text
+  return Buffer.concat(chunks)
 }
