@@ -65,11 +65,19 @@ function workspaceDir(dir: string): string {
   return abs
 }
 
+// A requirements file is small: anything else (a device, a FIFO, /dev/zero, a huge file) is refused
+// before it is read.
+const MAX_REQUIRES_BYTES = 1024 * 1024
+
 function readJson<T extends z.ZodType>(file: string, schema: T): z.infer<T> {
   let text: string
   try {
+    const info = statSync(file)
+    if (!info.isFile()) throw new UsageError(`${file} is not a regular file`)
+    if (info.size > MAX_REQUIRES_BYTES) throw new UsageError(`${file} is larger than 1 MiB`)
     text = readFileSync(file, 'utf8')
   } catch (err) {
+    if (err instanceof UsageError) throw err
     throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
   }
   let json: unknown

@@ -197,4 +197,19 @@ describe('preflight check: bad input exits 2 with one sentence on stderr', () =>
       }
     },
   )
+
+  it('refuses a requirements file that is not a small regular file, in one line, exit 2', () => {
+    const big = join(tempDir(), 'big.json')
+    writeFileSync(big, `{"paths":["${'a'.repeat(1024 * 1024)}"]}`)
+    for (const [file, says] of [
+      ['/dev/zero', 'not a regular file'],
+      [tempDir(), 'not a regular file'],
+      [big, 'larger than 1 MiB'],
+    ]) {
+      const run = check(['--workspace', tempDir(), '--requires', file as string])
+      expect(run.code).toBe(2)
+      expect(run.stderr.trim().split('\n')).toHaveLength(1)
+      expect(run.stderr).toContain(says)
+    }
+  })
 })
