@@ -1,11 +1,12 @@
 // End to end, as the attacker: a worker running as root with --agent-uid, and agents that hunt for its
 // token, leave processes behind, plant files for later dispatches and reach for other workspaces.
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { diesWithin } from '../worker/git-fixtures.js'
 import {
+  agentOutbox,
   type Coordinator,
   dispatch,
   e2eSuite,
@@ -30,11 +31,7 @@ let outbox: string
 
 beforeAll(async () => {
   if (!isRoot) return
-  // the scratch directory is the test's (0700): the slot uids must be able to pass through it
-  await chmod(suite.scratch, 0o711)
-  outbox = join(suite.scratch, 'outbox')
-  await mkdir(outbox)
-  await chmod(outbox, 0o1777)
+  outbox = await agentOutbox(suite)
   workdir = join(suite.scratch, 'work')
   coordinator = await startCoordinator(suite.db.url ?? '')
   worker = startWorker(coordinator.url, {

@@ -1,10 +1,11 @@
 // End to end: a worker as root with --agent-uid clones a private repository over HTTP basic auth with
 // --git-credentials, and the agent, hunting for that password, finds it nowhere.
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bareRepos, type GitServer, startHttpGitServer } from '../worker/git-servers.js'
 import {
+  agentOutbox,
   type Coordinator,
   dispatch,
   e2eSuite,
@@ -29,10 +30,7 @@ beforeAll(async () => {
   if (!isRoot) return
   served = await bareRepos('private', { 'package.json': '{}\n' })
   server = await startHttpGitServer(served, { user: 'ci', password: PASSWORD })
-  await chmod(suite.scratch, 0o711)
-  outbox = join(suite.scratch, 'outbox')
-  await mkdir(outbox)
-  await chmod(outbox, 0o1777)
+  outbox = await agentOutbox(suite)
   // in a directory the agents may search, readable by its owner only
   const secrets = join(suite.scratch, 'secrets')
   await mkdir(secrets, { mode: 0o755 })

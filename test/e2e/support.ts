@@ -1,6 +1,6 @@
 // Real processes for the end-to-end tests: a coordinator, workers, and the HTTP calls of an orchestrator.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { rm } from 'node:fs/promises'
+import { chmod, mkdir, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
@@ -101,6 +101,17 @@ export function e2eSuite(files: Record<string, string> = { 'package.json': '{}\n
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
   })
   return suite
+}
+
+// For a suite whose agents run as other uids (--agent-uid): its scratch directory (0700, the test's)
+// becomes passable (0711), and an outbox in it writable by every uid is the agents' one way to tell the
+// test what they saw.
+export async function agentOutbox(suite: Suite): Promise<string> {
+  await chmod(suite.scratch, 0o711)
+  const outbox = join(suite.scratch, 'outbox')
+  await mkdir(outbox)
+  await chmod(outbox, 0o1777)
+  return outbox
 }
 
 export async function freePort(): Promise<number> {
