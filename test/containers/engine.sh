@@ -4,7 +4,8 @@
 #                     default socket), else a dockerd it starts — as root, on a socket of its own, with
 #                     its images under $PREFLIGHT_CI_CACHE/docker (default /var/cache/preflight-ci), which
 #                     survive between runs; exits 1, saying why on stderr, when there is none to be had.
-#   engine.sh stop    stops the dockerd that `start` started, and nothing else.
+#   engine.sh stop    stops the dockerd that `start` started, and nothing else, after removing its untagged
+#                     images older than a week (old builds; what a build still reuses comes back).
 set -euo pipefail
 cache=${PREFLIGHT_CI_CACHE:-/var/cache/preflight-ci}
 run=/run/preflight-ci
@@ -43,6 +44,7 @@ start() {
 stop() {
   [[ -f $owned && -f $pidfile ]] || return 0
   rm -f "$owned"
+  DOCKER_HOST=$sock docker image prune -f --filter until=168h >/dev/null || true
   local pid
   pid=$(cat "$pidfile")
   kill "$pid" 2>/dev/null || return 0
