@@ -1,0 +1,84 @@
+// The agent-isolation checks inside the worker image, run exactly as compose.yaml runs it: root, every
+// capability dropped but six, no-new-privileges, agents as uid 100000 + slot. The agents are attackers
+// here; what they saw they write to /outbox, a host directory every uid may write.
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { StartedTestContainer } from 'testcontainers'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { dispatch, register, TOKENS, waitUntil } from '../e2e/support.js'
+import { containerStack, outputOf, settled, startWorker, WORKER_CONFINEMENT } from './support.js'
+
+const BASE = 100_000
+const stack = containerStack()
+let worker: StartedTestContainer
+
+beforeAll(async () => {
+  worker = await startWorker(stack, { args: ['--concurrency', '2'] })
+})
+
+const read = (name: string) => readFile(join(stack.outbox, name), 'utf8').catch(() => '')
+
+async function run(name: string, script: string, setup?: string) {
+  await register(stack.url, { name, agent: { command: ['sh', '-c', script] } })
+  const workspace = { repo: stack.repo, ...(setup ? { setup: ['sh', '-c', setup] } : {}) }
+  return settled(stack, await dispatch(stack.url, name, workspace))
+}
+
+// /proc/<pid>/status: a capability set as the names of its bits
+const CAPS = ['CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID']
+function capsIn(status: string, set: string): string[] {
+  const mask = BigInt(`0x${new RegExp(`^${set}:\\s*([0-9a-f]+)$`, 'm').exec(status)?.[1] ?? 'x'}`)
+  const named = CAPS.filter((_, bit) => mask & (1n << BigInt(bit)))
+  return mask >> BigInt(CAPS.length) === 0n ? named : [...named, 'others']
+}
+
+describe('the worker image with only the capabilities compose.yaml keeps', () => {
+  it('is confined as compose.yaml declares: six capabilities, no new privileges', async () => {
+    expect(WORKER_CONFINEMENT).toEqual({
+      capDrop: ['ALL'],
+      capAdd: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETUID', 'SETGID'],
+      securityOpt: ['no-new-privileges:true'],
+    })
+    const status = (await worker.exec(['cat', '/proc/1/status'])).output
+    expect(capsIn(status, 'CapBnd').sort()).toEqual([...WORKER_CONFINEMENT.capAdd].sort())
+    expect(status).toMatch(/^NoNewPrivs:\s*1$/m)
+  })
+
+  it('runs setup and the agent as uid 100000 + slot, without groups or capabilities', async () => {
+    const done = await run(
+      'iso-ids',
+      'echo "$(id -u) $(id -G)" > /outbox/agent-ids; grep CapEff /proc/self/status > /outbox/agent-caps',
+      'id -u > /outbox/setup-uid',
+    )
+    expect(done.status).toBe('succeeded')
+    const [uid, ...groups] = (await read('agent-ids')).trim().split(' ')
+    expect([String(BASE), String(BASE + 1)]).toContain(uid)
+    expect(groups).toEqual([uid])
+    expect((await read('setup-uid')).trim()).toBe(uid)
+    expect(capsIn(await read('agent-caps'), 'CapEff')).toEqual([])
+  })
+
+  it('keeps the worker token from the agent: environment, /proc/*/environ, HOME, the workdir', async () => {
+    const hunt = [
+      'out=/outbox/hunt; env > $out',
+      'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat $f 2>/dev/null | tr "\\0" "\\n"; done >> $out',
+      'grep -rs "" "$HOME" "$TMPDIR" >> $out',
+      'ls -la /work >> $out 2>&1 || echo "workdir: not listable" >> $out',
+    ].join('\n')
+    expect((await run('iso-hunt', hunt)).status).toBe('succeeded')
+    const seen = await read('hunt')
+    expect(seen).toContain('workdir: not listable')
+    expect(seen).not.toContain(TOKENS.worker)
+    // the control: the token is there, for root, in the environment of the container's PID 1
+    expect((await worker.exec(['cat', '/proc/1/environ'])).output).toContain(TOKENS.worker)
+  })
+
+  it('leaves no process behind: one started with setsid is gone once its dispatch ended', async () => {
+    const script = "setsid sh -c 'echo $$ > /outbox/escaped; exec sleep 60' & sleep 0.5"
+    expect((await run('iso-setsid', script)).status).toBe('succeeded')
+    const pid = Number(await read('escaped'))
+    expect(pid).toBeGreaterThan(1)
+    const gone = async () => (await worker.exec(['test', '-e', `/proc/${pid}`])).exitCode !== 0
+    await waitUntil(gone, 10_000, () => outputOf(worker))
+  })
+})

@@ -1,0 +1,57 @@
+// Stopping worker containers as an engine or an operator does: `docker stop` (SIGTERM to tini, which
+// forwards it) and `docker kill` (SIGKILL to the whole container).
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { dispatch, register, stepsOf, waitUntil } from '../e2e/support.js'
+import { containerStack, inspect, kill, outputOf, settled, startWorker } from './support.js'
+
+const stack = containerStack()
+const inOutbox = (name: string) => join(stack.outbox, name)
+
+describe('a busy worker container', () => {
+  it('on docker stop lets the running agent finish within the grace period, then exits 0', async () => {
+    const worker = await startWorker(stack)
+    await register(stack.url, {
+      name: 'ct-stop',
+      agent: { command: ['sh', '-c', 'touch /outbox/stop-began; sleep 4; touch /outbox/stop-ended'] },
+    })
+    const id = await dispatch(stack.url, 'ct-stop', { repo: stack.repo })
+    await waitUntil(
+      async () => existsSync(inOutbox('stop-began')),
+      60_000,
+      () => outputOf(worker),
+    )
+    const began = Date.now()
+    // docker stop -t 60: SIGTERM, then SIGKILL after 60 s (compose.yaml gives 120 s)
+    await worker.stop({ timeout: 60_000, remove: false })
+    expect(Date.now() - began).toBeLessThan(30_000)
+    const { State } = await inspect(worker)
+    expect({ exit: State.ExitCode, oom: State.OOMKilled }).toEqual({ exit: 0, oom: false })
+    expect(existsSync(inOutbox('stop-ended'))).toBe(true)
+    expect(await settled(stack, id)).toMatchObject({ status: 'succeeded', attempt: 1 })
+  })
+
+  it('on docker kill loses its lease, and another worker container completes the dispatch', async () => {
+    const first = await startWorker(stack)
+    await register(stack.url, {
+      name: 'ct-kill',
+      agent: { command: ['sh', '-c', 'echo run >> /outbox/kill-runs; sleep 3'] },
+    })
+    const id = await dispatch(stack.url, 'ct-kill', { repo: stack.repo })
+    await waitUntil(
+      async () => existsSync(inOutbox('kill-runs')),
+      60_000,
+      () => outputOf(first),
+    )
+    await kill(first)
+    expect((await inspect(first)).State).toMatchObject({ Running: false, ExitCode: 137 })
+    await startWorker(stack)
+    const done = await settled(stack, id)
+    expect(done).toMatchObject({ status: 'succeeded', attempt: 2 })
+    expect(stepsOf(done, 1)).not.toContain('complete')
+    expect(done.events.map((e) => e.step)).toContain('lease-expired')
+    expect((await readFile(inOutbox('kill-runs'), 'utf8')).split('\n').filter(Boolean)).toHaveLength(2)
+  })
+})
