@@ -17,6 +17,10 @@ export interface CoordinatorConfig {
   bodyLimitBytes: number
   // How long a resolved bearer token is trusted without asking the database again.
   tokenCacheMs: number
+  // Every request answers by then (503 `unavailable` when still waiting); a claim gets its wait on top.
+  requestTimeoutMs: number
+  // How long /readyz waits for the database before it says 503.
+  readyTimeoutMs: number
 }
 
 const defaultConfig: CoordinatorConfig = {
@@ -27,6 +31,9 @@ const defaultConfig: CoordinatorConfig = {
   sweepIntervalMs: 5_000,
   bodyLimitBytes: 1024 * 1024,
   tokenCacheMs: 30_000,
+  // Above the default statement_timeout (15 s), so a slow statement ends as `timeout` first.
+  requestTimeoutMs: 20_000,
+  readyTimeoutMs: 800,
 }
 
 export interface AppDeps {

@@ -18,6 +18,7 @@ const flags = {
   'sweep-ms': { type: 'string' },
   'claim-wait-cap-ms': { type: 'string' },
   'statement-timeout-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -59,6 +60,7 @@ function configFrom(values: Record<string, string | undefined>): Partial<Coordin
   set('maxAttempts', intFlag(values['max-attempts'] ?? env.PREFLIGHT_MAX_ATTEMPTS, 'max-attempts', 1, 1000))
   set('sweepIntervalMs', intFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
   set('claimWaitCapMs', intFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
+  set('requestTimeoutMs', intFlag(values['request-timeout-ms'], 'request-timeout-ms', 100, 3_600_000))
   return config
 }
 

@@ -30,6 +30,16 @@ export interface ConnectOptions {
 
 const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
 
+// postgres.js waits min(3^n / 100, 20) s (jittered) before the nth reconnect, n counted across the pool
+// and reset only by a connection that opens: after a few seconds of outage, requests went on waiting up
+// to 20 s after the database was back. Here: 50 ms doubling to at most 500 ms, jittered, so the pool
+// finds the database within half a second of its return. A refused connect costs nothing to repeat.
+export const reconnectDelaySeconds = (retries: number) =>
+  (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** Math.max(0, retries - 1), 0.5)
+
+// A host that accepts and never answers holds a connect this long (postgres.js default: 30 s).
+const CONNECT_TIMEOUT_SECONDS = 5
+
 // The postgres.js client behind each Orm that connectPostgres made, for prepared statements.
 const clients = new WeakMap<Orm, postgres.Sql>()
 const dialect = new PgDialect()
@@ -38,6 +48,8 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
   const client = postgres(url, {
     max: opts.poolSize ?? 10,
     onnotice: () => {},
+    backoff: reconnectDelaySeconds,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
     connection: {
       statement_timeout: opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       application_name: 'preflight',

@@ -28,9 +28,11 @@ const fencedErrors = {
   ...authErrors,
 }
 
+export const CLAIM_PATH = '/v1/worker/claim'
+
 const claim = createRoute({
   method: 'post',
-  path: '/v1/worker/claim',
+  path: CLAIM_PATH,
   tags: ['worker'],
   security: [{ bearer: [] }],
   middleware: [requireRole('worker')] as const,
@@ -86,7 +88,9 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
   createRouter()
     .openapi(claim, async (c) => {
       const started = performance.now()
-      const got = await claimWithin(deps, c.req.valid('json'), c.req.raw.signal)
+      // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now.
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const got = await claimWithin(deps, c.req.valid('json'), gone)
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
       const { id, attempt } = got.dispatch
