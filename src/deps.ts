@@ -1,5 +1,6 @@
 // What the app is built from: the database, the coordinator's configuration and the claim waker.
 import type { Database } from './db/client.js'
+import type { EventLimits } from './db/events.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { Waker } from './waker.js'
 
@@ -21,6 +22,8 @@ export interface CoordinatorConfig {
   requestTimeoutMs: number
   // How long /readyz waits for the database before it says 503.
   readyTimeoutMs: number
+  // Worker events per attempt, and bytes of their detail per dispatch (beyond: 422 event-limit).
+  eventLimits: EventLimits
 }
 
 const defaultConfig: CoordinatorConfig = {
@@ -34,6 +37,7 @@ const defaultConfig: CoordinatorConfig = {
   // Above the default statement_timeout (15 s), so a slow statement ends as `timeout` first.
   requestTimeoutMs: 20_000,
   readyTimeoutMs: 800,
+  eventLimits: { perAttempt: 32, detailBytes: 1024 * 1024 },
 }
 
 export interface AppDeps {

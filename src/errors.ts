@@ -15,6 +15,7 @@ export const ErrorCode = {
   Conflict: 'conflict',
   PayloadTooLarge: 'payload-too-large',
   UnknownSubagent: 'unknown-subagent',
+  EventLimit: 'event-limit',
   Timeout: 'timeout',
   Unavailable: 'unavailable',
   Internal: 'internal',

@@ -53,7 +53,10 @@ export async function run(args: string[]): Promise<number> {
 function configFrom(values: Record<string, string | undefined>): Partial<CoordinatorConfig> {
   const config: Partial<CoordinatorConfig> = {}
   const env = process.env
-  const set = (key: keyof CoordinatorConfig, n: number | undefined) => {
+  type NumberKey = {
+    [K in keyof CoordinatorConfig]: CoordinatorConfig[K] extends number ? K : never
+  }[keyof CoordinatorConfig]
+  const set = (key: NumberKey, n: number | undefined) => {
     if (n !== undefined) config[key] = n
   }
   set('leaseMs', intFlag(values['lease-ms'] ?? env.PREFLIGHT_LEASE_MS, 'lease-ms', 100, 86_400_000))

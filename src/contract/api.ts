@@ -135,7 +135,9 @@ export const DispatchView = z.object({
   workspace: Workspace,
   labels: Labels.optional(),
   idempotencyKey: z.string().optional(),
+  // The newest events (at most 200), oldest first; eventCount counts them all.
   events: z.array(DispatchEvent),
+  eventCount: z.number().int().min(0),
   preflight: PreflightView.optional(),
   completion: Completion.optional(),
   createdAt: Timestamp,

@@ -45,6 +45,8 @@ export const dispatches = pgTable('dispatches', {
   completion: jsonb('completion'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  attemptEvents: integer('attempt_events').notNull().default(0),
+  eventBytes: bigint('event_bytes', { mode: 'number' }).notNull().default(0),
 })
 
 export const dispatchEvents = pgTable('dispatch_events', {
