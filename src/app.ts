@@ -1,7 +1,7 @@
 // createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
 import { requestId } from 'hono/request-id'
 import { secureHeaders } from 'hono/secure-headers'
-import { authenticate } from './auth.js'
+import { authenticate, requireMetricsToken } from './auth.js'
 import { limitBody } from './body-limit.js'
 import { deadline } from './deadline.js'
 import { type AppDeps, resolveDeps } from './deps.js'
@@ -35,6 +35,7 @@ export function createApp(input: AppDeps) {
     ),
   )
   app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
+  app.use('/metrics', requireMetricsToken(deps.config.metricsToken))
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
 
   const routes = app

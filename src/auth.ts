@@ -1,5 +1,5 @@
 // Bearer-token authentication and role checks. Tokens are random and stored as sha256 hashes.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import { Role } from './contract/api.js'
 import type { Orm } from './db/client.js'
@@ -7,7 +7,7 @@ import { findTokenRole, insertToken } from './db/tokens.js'
 import { ApiError, ErrorCode } from './errors.js'
 import type { AppEnv } from './http.js'
 
-const MIN_TOKEN_LENGTH = 16
+export const MIN_TOKEN_LENGTH = 16
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 
@@ -74,6 +74,23 @@ export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
     const role = c.get('role')
     if (role !== 'admin' && !roles.includes(role)) {
       throw new ApiError(403, ErrorCode.Forbidden, `this route needs the role ${roles.join(' or ')}`)
+    }
+    await next()
+  }
+}
+
+// GET /metrics behind one fixed token (PREFLIGHT_METRICS_TOKEN) when one is set, open otherwise. Checked
+// in the process, without the database: a scrape works, and costs nothing, whatever the database does.
+export function requireMetricsToken(token: string | undefined): MiddlewareHandler<AppEnv> {
+  if (!token) return (_c, next) => next()
+  const want = createHash('sha256').update(token, 'utf8').digest()
+  return async (c, next) => {
+    const match = /^Bearer ([^\s]+)$/i.exec(c.req.header('authorization') ?? '')
+    const got = createHash('sha256')
+      .update(match?.[1] ?? '', 'utf8')
+      .digest()
+    if (!match || !timingSafeEqual(got, want)) {
+      throw new ApiError(401, ErrorCode.Unauthorized, 'send Authorization: Bearer <the metrics token>')
     }
     await next()
   }

@@ -24,6 +24,10 @@ export interface CoordinatorConfig {
   readyTimeoutMs: number
   // Worker events per attempt, and bytes of their detail per dispatch (beyond: 422 event-limit).
   eventLimits: EventLimits
+  // GET /metrics rebuilds its text (and counts dispatches) at most this often.
+  metricsCacheMs: number
+  // When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (PREFLIGHT_METRICS_TOKEN).
+  metricsToken?: string | undefined
 }
 
 const defaultConfig: CoordinatorConfig = {
@@ -38,6 +42,7 @@ const defaultConfig: CoordinatorConfig = {
   requestTimeoutMs: 20_000,
   readyTimeoutMs: 800,
   eventLimits: { perAttempt: 32, detailBytes: 1024 * 1024 },
+  metricsCacheMs: 5_000,
 }
 
 export interface AppDeps {
@@ -55,10 +60,11 @@ export interface Deps {
 }
 
 export function resolveDeps(deps: AppDeps): Deps {
+  const config = { ...defaultConfig, ...deps.config }
   return {
     db: deps.db,
-    config: { ...defaultConfig, ...deps.config },
+    config,
     waker: deps.waker ?? new Waker(),
-    metrics: deps.metrics ?? createMetrics(deps.db.orm),
+    metrics: deps.metrics ?? createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs }),
   }
 }

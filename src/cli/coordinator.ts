@@ -1,6 +1,6 @@
 // `preflight coordinator [--port 8080] [--database-url URL]` — migrates, seeds bootstrap tokens, serves
 // until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
-import { parseBootstrapTokens, seedTokens } from '../auth.js'
+import { MIN_TOKEN_LENGTH, parseBootstrapTokens, seedTokens } from '../auth.js'
 import { migrate } from '../db/migrate.js'
 import type { CoordinatorConfig } from '../deps.js'
 import { startServer } from '../server.js'
@@ -27,6 +27,7 @@ export async function run(args: string[]): Promise<number> {
   const port = intFlag(values.port ?? env.PORT, 'port', 0, 65_535) ?? 8080
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
+  config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)
   const db = await openDatabase(
     {
       url: values['database-url'],
@@ -54,7 +55,7 @@ function configFrom(values: Record<string, string | undefined>): Partial<Coordin
   const config: Partial<CoordinatorConfig> = {}
   const env = process.env
   type NumberKey = {
-    [K in keyof CoordinatorConfig]: CoordinatorConfig[K] extends number ? K : never
+    [K in keyof CoordinatorConfig]-?: CoordinatorConfig[K] extends number ? K : never
   }[keyof CoordinatorConfig]
   const set = (key: NumberKey, n: number | undefined) => {
     if (n !== undefined) config[key] = n
@@ -73,6 +74,16 @@ function bootstrapTokens(spec: string | undefined) {
   } catch (err) {
     throw new UsageError((err as Error).message)
   }
+}
+
+function metricsToken(token: string | undefined): string | undefined {
+  if (token === undefined || token === '') return undefined
+  if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
+    throw new UsageError(
+      `PREFLIGHT_METRICS_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, without spaces`,
+    )
+  }
+  return token
 }
 
 // Resolves on the first SIGINT or SIGTERM; later signals during shutdown change nothing.
