@@ -11,6 +11,7 @@ import { dispatchRoutes } from './routes/dispatches.js'
 import { healthRoutes } from './routes/health.js'
 import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
+import { tokenRoutes } from './routes/tokens.js'
 import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
 
 export function createApp(input: AppDeps) {
@@ -34,7 +35,7 @@ export function createApp(input: AppDeps) {
       ),
     ),
   )
-  app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
+  app.use('/v1/*', authenticate(deps.db.orm, deps.tokens))
   app.use('/metrics', requireMetricsToken(deps.config.metricsToken))
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
 
@@ -44,6 +45,7 @@ export function createApp(input: AppDeps) {
     .route('/', dispatchRoutes(deps))
     .route('/', workerRoutes(deps))
     .route('/', reportRoutes(deps))
+    .route('/', tokenRoutes(deps))
     .route('/', deps.metrics.routes)
 
   app.doc31('/openapi.json', {

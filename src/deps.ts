@@ -1,7 +1,9 @@
-// What the app is built from: the database, the coordinator's configuration and the claim waker.
+// What the app is built from: the database, the coordinator's configuration, the claim waker, the
+// metrics and the resolved tokens.
 import type { Database } from './db/client.js'
 import type { EventLimits } from './db/events.js'
 import { createMetrics, type Metrics } from './metrics.js'
+import { TokenCache } from './token-cache.js'
 import { Waker } from './waker.js'
 
 export interface CoordinatorConfig {
@@ -16,7 +18,8 @@ export interface CoordinatorConfig {
   // How often the server sweeps lapsed leases.
   sweepIntervalMs: number
   bodyLimitBytes: number
-  // How long a resolved bearer token is trusted without asking the database again.
+  // How long a resolved bearer token is trusted without asking the database again, at most: anything
+  // that takes a token away empties the cache at once (NOTIFY across coordinators).
   tokenCacheMs: number
   // Every request answers by then (503 `unavailable` when still waiting); a claim gets its wait on top.
   requestTimeoutMs: number
@@ -37,7 +40,7 @@ const defaultConfig: CoordinatorConfig = {
   claimPollMs: 1_000,
   sweepIntervalMs: 5_000,
   bodyLimitBytes: 1024 * 1024,
-  tokenCacheMs: 30_000,
+  tokenCacheMs: 10_000,
   // Above the default statement_timeout (15 s), so a slow statement ends as `timeout` first.
   requestTimeoutMs: 20_000,
   readyTimeoutMs: 800,
@@ -50,6 +53,7 @@ export interface AppDeps {
   config?: Partial<CoordinatorConfig>
   waker?: Waker
   metrics?: Metrics
+  tokens?: TokenCache
 }
 
 export interface Deps {
@@ -57,6 +61,7 @@ export interface Deps {
   config: CoordinatorConfig
   waker: Waker
   metrics: Metrics
+  tokens: TokenCache
 }
 
 export function resolveDeps(deps: AppDeps): Deps {
@@ -66,5 +71,6 @@ export function resolveDeps(deps: AppDeps): Deps {
     config,
     waker: deps.waker ?? new Waker(),
     metrics: deps.metrics ?? createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs }),
+    tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
   }
 }

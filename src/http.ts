@@ -6,6 +6,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
 import { ErrorEnvelope, type Role } from './contract/api.js'
+import { InvalidCursorError } from './db/cursor.js'
 import { ApiError, ErrorCode } from './errors.js'
 
 export type AppEnv = { Variables: { role: Role; requestId: string; deadline: AbortSignal } }
@@ -52,6 +53,16 @@ export const authErrors = {
 } as const
 
 export { errorResponse }
+
+// A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.
+export async function orBadCursor<R>(answer: () => Promise<R>): Promise<R> {
+  try {
+    return await answer()
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new ApiError(400, ErrorCode.InvalidCursor, err.message)
+    throw err
+  }
+}
 
 // Maps anything thrown to the envelope; never leaks a stack trace. A 503 says when to try again.
 export function renderError(err: unknown, c: Context): Response {

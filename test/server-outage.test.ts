@@ -3,9 +3,10 @@
 // load balancer keep calling. Nothing may answer 500; every failure is 503 with Retry-After; /readyz
 // answers within a second throughout; and everything succeeds again within 2 s of the database's return.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedTokens } from '../src/auth.js'
+import { createToken, syncBootstrapTokens } from '../src/auth.js'
 import type { Role } from '../src/contract/api.js'
 import { connectPostgres, type Database } from '../src/db/client.js'
+import { revokeToken } from '../src/db/tokens.js'
 import { type RunningServer, startServer } from '../src/server.js'
 import { tokens } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/db.js'
@@ -28,7 +29,7 @@ let server: RunningServer
 
 beforeAll(async () => {
   t = await createTestDatabase()
-  await seedTokens(
+  await syncBootstrapTokens(
     t.db.orm,
     Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
   )
@@ -215,4 +216,33 @@ describe('a database that stops answering', () => {
       await strict.stop()
     }
   }, 30_000)
+})
+
+describe('a revoke while the LISTEN connection is down', () => {
+  it('is made up for when the connection is back: the cached token is refused', async () => {
+    const cached = await startServer({
+      db,
+      port: 0,
+      host: '127.0.0.1',
+      config: { tokenCacheMs: 600_000 },
+      log: () => {},
+    })
+    const { id, token } = await createToken(t.db.orm, 'operator')
+    const use = async () =>
+      (await fetch(`${cached.url}/v1/subagents/nobody`, { headers: { authorization: `Bearer ${token}` } }))
+        .status
+    try {
+      expect(await use()).toBe(404)
+      await proxy.refuse()
+      // Revoked directly: the NOTIFY goes out while this coordinator cannot hear it.
+      await revokeToken(t.db.orm, id, true)
+      await proxy.forward()
+      const started = Date.now()
+      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
+      expect(Date.now() - started).toBeLessThan(3_000)
+    } finally {
+      await proxy.forward()
+      await cached.stop()
+    }
+  }, 20_000)
 })

@@ -1,6 +1,6 @@
 // `preflight coordinator [--port 8080] [--database-url URL]` — migrates, seeds bootstrap tokens, serves
 // until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
-import { MIN_TOKEN_LENGTH, parseBootstrapTokens, seedTokens } from '../auth.js'
+import { MIN_TOKEN_LENGTH, parseBootstrapTokens, syncBootstrapTokens } from '../auth.js'
 import { migrate } from '../db/migrate.js'
 import type { CoordinatorConfig } from '../deps.js'
 import { startServer } from '../server.js'
@@ -39,7 +39,8 @@ export async function run(args: string[]): Promise<number> {
   try {
     const applied = await migrate(db)
     if (applied.length) say(`applied migrations ${applied.join(', ')}`)
-    await seedTokens(db.orm, tokens)
+    const { dropped } = await syncBootstrapTokens(db.orm, tokens, { notify: db.kind === 'postgres' })
+    if (dropped) say(`deleted ${dropped} bootstrap token(s) no longer in PREFLIGHT_BOOTSTRAP_TOKENS`)
     const server = await startServer({ db, port, host: values.host, config, log: say })
     say(`coordinator listening on ${server.url}`)
     await untilSignal()

@@ -15,8 +15,10 @@ export interface Database {
   orm: Orm
   // Runs SQL text (may hold several statements: migrations) inside one transaction.
   script<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>
-  // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe.
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>
+  // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe. `onListen` is
+  // told each time the subscription is made again after its connection was lost (notifications sent
+  // meanwhile are lost).
+  listen(channel: string, onNotify: () => void, onListen?: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -61,8 +63,14 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
     kind: 'postgres',
     orm,
     script: (fn) => client.begin((tx) => fn((text) => runSimple(tx, text))) as never,
-    async listen(channel, onNotify) {
-      const sub = await client.listen(channel, () => onNotify())
+    async listen(channel, onNotify, onListen) {
+      let first = true
+      // postgres.js calls back on the first LISTEN too: only the later ones are news.
+      const relistened = () => {
+        if (!first) onListen?.()
+        first = false
+      }
+      const sub = await client.listen(channel, () => onNotify(), relistened)
       return () => sub.unlisten()
     },
     close: () => client.end({ timeout: 5 }),

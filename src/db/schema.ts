@@ -92,7 +92,12 @@ export const requirementResults = pgTable(
 
 export const apiTokens = pgTable('api_tokens', {
   tokenHash: char('token_hash', { length: 64 }).primaryKey(),
+  id: bigint('id', { mode: 'number' }).notNull().unique().generatedAlwaysAsIdentity(),
   role: text('role', { enum: ROLES }).notNull(),
   label: text('label'),
+  bootstrap: boolean('bootstrap').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at'),
+  lastUsedAt: ts('last_used_at'),
+  revokedAt: ts('revoked_at'),
 })

@@ -77,6 +77,36 @@ describe('preflight coordinator (spawned)', () => {
     expect(await s.exit).toBe(0)
   }, 120_000) // PGlite initialises its data directory on first start: seconds on a busy machine
 
+  it('stops a bootstrap token that a restart no longer lists', async () => {
+    const OLD = 'spawned-old-token-0123456789abcdef'
+    const NEW = 'spawned-new-token-0123456789abcdef'
+    const status = async (url: string, token: string) =>
+      (await fetch(`${url}/v1/subagents/none`, { headers: { authorization: `Bearer ${token}` } })).status
+    const first = await startCoordinator(
+      ['--database-url', t.url as string],
+      envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: `orchestrator:${OLD}` }),
+      cwd,
+    )
+    try {
+      expect(await status(first.url, OLD)).toBe(404)
+    } finally {
+      first.child.kill('SIGTERM')
+    }
+    expect(await first.exit).toBe(0)
+    const second = await startCoordinator(
+      ['--database-url', t.url as string],
+      envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: `orchestrator:${NEW}` }),
+      cwd,
+    )
+    try {
+      expect(await status(second.url, OLD)).toBe(401)
+      expect(await status(second.url, NEW)).toBe(404)
+    } finally {
+      second.child.kill('SIGTERM')
+    }
+    expect(await second.exit).toBe(0)
+  })
+
   it('puts GET /metrics behind PREFLIGHT_METRICS_TOKEN when it is set', async () => {
     const metricsToken = 'spawned-metrics-token-0123456789'
     const s = await startCoordinator(
