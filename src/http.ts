@@ -50,6 +50,9 @@ export const authErrors = {
   401: errorResponse('missing or unknown bearer token (code unauthorized)'),
   403: errorResponse('the token’s role may not call this route (code forbidden)'),
   413: errorResponse('body over the limit (code payload-too-large)'),
+  503: errorResponse(
+    'the database is not reachable, or did not answer in time (codes unavailable, timeout); see Retry-After',
+  ),
 } as const
 
 export { errorResponse }
