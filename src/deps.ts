@@ -27,8 +27,10 @@ export interface CoordinatorConfig {
   readyTimeoutMs: number
   // Worker events per attempt, and bytes of their detail per dispatch (beyond: 422 event-limit).
   eventLimits: EventLimits
-  // GET /metrics rebuilds its text (and counts dispatches) at most this often.
+  // GET /metrics rebuilds its text (and counts dispatches) at most this often, and answers at most
+  // metricsPerSecond scrapes a second (beyond, they wait their turn; over 5 s of turns: 429).
   metricsCacheMs: number
+  metricsPerSecond: number
   // When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (PREFLIGHT_METRICS_TOKEN).
   metricsToken?: string | undefined
 }
@@ -46,6 +48,7 @@ const defaultConfig: CoordinatorConfig = {
   readyTimeoutMs: 800,
   eventLimits: { perAttempt: 32, detailBytes: 1024 * 1024 },
   metricsCacheMs: 5_000,
+  metricsPerSecond: 100,
 }
 
 export interface AppDeps {
@@ -70,7 +73,9 @@ export function resolveDeps(deps: AppDeps): Deps {
     db: deps.db,
     config,
     waker: deps.waker ?? new Waker(),
-    metrics: deps.metrics ?? createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs }),
+    metrics:
+      deps.metrics ??
+      createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
     tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
   }
 }

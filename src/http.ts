@@ -73,7 +73,7 @@ export function renderError(err: unknown, c: Context): Response {
   if (e.status === 500) console.error(`[${c.get('requestId') ?? '-'}]`, err)
   const body: ErrorEnvelope = { error: { code: e.code, message: e.message } }
   if (e.details !== undefined) body.error.details = e.details
-  if (e.status === 503) c.header('retry-after', String(RETRY_AFTER_SECONDS))
+  if (e.status === 503 || e.status === 429) c.header('retry-after', String(RETRY_AFTER_SECONDS))
   return c.json(body, e.status as ContentfulStatusCode)
 }
 

@@ -1,7 +1,6 @@
 // Prometheus metrics: dispatches by status (counted in the database), preflight outcomes, claim wait
-// and HTTP latency; served as text at GET /metrics. A scrape costs the database nothing and the process
-// little: the text is built at most once per `cacheMs` (the count with it), and scrapes in between, or
-// while it is rebuilt, get the last one. Open, or behind PREFLIGHT_METRICS_TOKEN (src/auth.ts).
+// and HTTP latency; served as text at GET /metrics, open or behind PREFLIGHT_METRICS_TOKEN (src/auth.ts).
+// Scrapes cost the database and the event loop little, however many come (src/scrape-limits.ts).
 import { createRoute, z } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import type { MiddlewareHandler } from 'hono'
@@ -10,7 +9,9 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { DispatchStatus } from './contract/api.js'
 import { type CheckResult, type Outcome, Reason } from './contract/index.js'
 import { type Orm, rows } from './db/client.js'
+import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, errorResponse } from './http.js'
+import { paced, reusedFor } from './scrape-limits.js'
 
 export interface Metrics {
   registry: Registry
@@ -26,10 +27,16 @@ export interface MetricsOptions {
   processMetrics?: boolean
   // The exposition is rebuilt at most this often (0: on every scrape).
   cacheMs?: number
+  // Scrapes answered per second at most; beyond, each waits its turn (0: no pacing), unless its turn
+  // is over maxWaitMs away (5 s): then 429.
+  perSecond?: number
+  maxWaitMs?: number
 }
 
-// Prometheus scrapes every 15-60 s: figures up to 5 s old change nothing for it.
+// Prometheus scrapes every 15-60 s: figures up to 5 s old change nothing for it, and 100 scrapes a
+// second are hundreds of Prometheus servers.
 const DEFAULT_CACHE_MS = 5_000
+const DEFAULT_PER_SECOND = 100
 
 export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
   const registry = new Registry()
@@ -73,6 +80,7 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
     routes: metricsRoutes(
       registry,
       reusedFor(opts.cacheMs ?? DEFAULT_CACHE_MS, () => registry.metrics()),
+      paced(opts.perSecond ?? DEFAULT_PER_SECOND, opts.maxWaitMs),
     ),
     observeClaimWait: (ms) => claimWait.observe(ms / 1000),
     recordReport(subagent, report) {
@@ -125,36 +133,15 @@ const metricsRoute = createRoute({
   responses: {
     200: { description: 'metrics', content: { 'text/plain': { schema: z.string() } } },
     401: errorResponse('PREFLIGHT_METRICS_TOKEN is set and the request does not bear it (code unauthorized)'),
+    429: errorResponse('more scrapes are waiting than 5 s of turns (code rate-limited); see Retry-After'),
   },
 })
 
-function metricsRoutes(registry: Registry, exposition: () => Promise<string>) {
-  return createRouter().openapi(metricsRoute, async (c) =>
-    c.text(await exposition(), 200, { 'content-type': registry.contentType }),
-  )
-}
-
-// `build`'s last result while it is younger than `ms`; once older, the next call starts one rebuild
-// and it and later calls get the previous result until the rebuild ends (only the first call waits,
-// or every call when `ms` is 0). Concurrent callers share one build: 40 scrapers cost what one does.
-export function reusedFor<T>(ms: number, build: () => Promise<T>): () => Promise<T> {
-  let last: { value: T; at: number } | undefined
-  let building: Promise<T> | undefined
-  const rebuild = () => {
-    building ??= build()
-      .then((value) => {
-        last = { value, at: performance.now() }
-        return value
-      })
-      .finally(() => {
-        building = undefined
-      })
-    return building
-  }
-  return () => {
-    if (last && performance.now() - last.at < ms) return Promise.resolve(last.value)
-    if (!last || ms <= 0) return rebuild()
-    rebuild().catch(() => {})
-    return Promise.resolve(last.value)
-  }
+function metricsRoutes(registry: Registry, exposition: () => Promise<string>, turn: () => Promise<boolean>) {
+  return createRouter().openapi(metricsRoute, async (c) => {
+    if (!(await turn())) {
+      throw new ApiError(429, ErrorCode.RateLimited, 'too many scrapes at once; try again shortly')
+    }
+    return c.text(await exposition(), 200, { 'content-type': registry.contentType })
+  })
 }

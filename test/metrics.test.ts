@@ -1,7 +1,7 @@
 // createMetrics: the Prometheus text at GET /metrics, from the database and from in-process counters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Orm } from '../src/db/client.js'
-import { createRouter } from '../src/http.js'
+import { createRouter, renderError } from '../src/http.js'
 import { createMetrics, type Metrics } from '../src/metrics.js'
 import { met, seedReport, unmet } from './routes/reports-fixtures.js'
 import { createTestApp, type TestApp, tokens } from './support/app.js'
@@ -123,6 +123,26 @@ describe('GET /metrics under many scrapers', () => {
       text = await scrape()
     }
     expect(seen.statements).toBeLessThan(10)
+  })
+})
+
+describe('GET /metrics paced', () => {
+  it('answers at most perSecond scrapes a second, and 429 to one whose turn is too far off', async () => {
+    const m = createMetrics(t.db.orm, { processMetrics: false, perSecond: 10, maxWaitMs: 150 })
+    const router = createRouter().route('/', m.routes)
+    router.onError(renderError)
+    const started = performance.now()
+    const replies = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const res = await router.request('/metrics')
+        return { res, at: performance.now() - started, body: await res.text() }
+      }),
+    )
+    // Turns at 0, 100 and 200 ms: the third is over 150 ms away and refused at once.
+    expect(replies.map((r) => r.res.status)).toEqual([200, 200, 429])
+    expect(replies[1]?.at).toBeGreaterThanOrEqual(95)
+    expect(JSON.parse(replies[2]?.body ?? '{}').error.code).toBe('rate-limited')
+    expect(replies[2]?.res.headers.get('retry-after')).toBe('1')
   })
 })
 
