@@ -1,8 +1,9 @@
 // createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
 import { requestId } from 'hono/request-id'
 import { secureHeaders } from 'hono/secure-headers'
-import { authenticate } from './auth.js'
+import { authenticate, requireMetricsToken } from './auth.js'
 import { limitBody } from './body-limit.js'
+import { deadline } from './deadline.js'
 import { type AppDeps, resolveDeps } from './deps.js'
 import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, renderError } from './http.js'
@@ -10,12 +11,21 @@ import { dispatchRoutes } from './routes/dispatches.js'
 import { healthRoutes } from './routes/health.js'
 import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
-import { workerRoutes } from './routes/worker.js'
+import { tokenRoutes } from './routes/tokens.js'
+import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
 
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
   const app = createRouter()
-  app.use('*', deps.metrics.middleware, requestId(), secureHeaders())
+  const { requestTimeoutMs, claimWaitCapMs } = deps.config
+  app.use(
+    '*',
+    deps.metrics.middleware,
+    requestId(),
+    secureHeaders(),
+    // A long-polling claim may wait its capped waitMs before its deadline starts to matter.
+    deadline((c) => requestTimeoutMs + (c.req.path === CLAIM_PATH ? claimWaitCapMs : 0)),
+  )
   app.use(
     '/v1/*',
     limitBody(deps.config.bodyLimitBytes, (c) =>
@@ -25,7 +35,8 @@ export function createApp(input: AppDeps) {
       ),
     ),
   )
-  app.use('/v1/*', authenticate(deps.db.orm, deps.config.tokenCacheMs))
+  app.use('/v1/*', authenticate(deps.db.orm, deps.tokens))
+  app.use('/metrics', requireMetricsToken(deps.config.metricsToken))
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
 
   const routes = app
@@ -34,6 +45,7 @@ export function createApp(input: AppDeps) {
     .route('/', dispatchRoutes(deps))
     .route('/', workerRoutes(deps))
     .route('/', reportRoutes(deps))
+    .route('/', tokenRoutes(deps))
     .route('/', deps.metrics.routes)
 
   app.doc31('/openapi.json', {

@@ -1,23 +1,30 @@
 // Bearer-token authentication and role checks. Tokens are random and stored as sha256 hashes.
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import { Role } from './contract/api.js'
 import type { Orm } from './db/client.js'
-import { findTokenRole, insertToken } from './db/tokens.js'
+import {
+  deleteBootstrapTokensExcept,
+  findActiveToken,
+  insertToken,
+  type NewToken,
+  upsertBootstrapToken,
+} from './db/tokens.js'
 import { ApiError, ErrorCode } from './errors.js'
 import type { AppEnv } from './http.js'
+import type { TokenCache } from './token-cache.js'
 
-const MIN_TOKEN_LENGTH = 16
+export const MIN_TOKEN_LENGTH = 16
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 
 const generateToken = () => `pft_${randomBytes(32).toString('base64url')}`
 
-// Mints a token, stores its hash and returns the token (shown once, never stored).
-export async function createToken(db: Orm, role: Role, label?: string): Promise<string> {
+// Mints a token, stores its hash and returns the token (shown once, never stored) with its id.
+export async function createToken(db: Orm, role: Role, opts: NewToken = {}) {
   const token = generateToken()
-  await insertToken(db, hashToken(token), role, label)
-  return token
+  const id = await insertToken(db, hashToken(token), role, opts)
+  return { id, token }
 }
 
 // Parses PREFLIGHT_BOOTSTRAP_TOKENS="role:token,role:token"; throws a one-sentence Error when malformed.
@@ -44,24 +51,31 @@ export function parseBootstrapTokens(spec: string): { role: Role; token: string 
     })
 }
 
-export async function seedTokens(db: Orm, tokens: { role: Role; token: string }[]): Promise<void> {
-  for (const t of tokens) await insertToken(db, hashToken(t.token), t.role, 'bootstrap')
+// Makes the bootstrap tokens exactly these: each is seeded (a revoked one stays revoked), and those
+// seeded by an earlier start but no longer listed are deleted. `notify`: tell running coordinators.
+export async function syncBootstrapTokens(
+  db: Orm,
+  tokens: { role: Role; token: string }[],
+  opts: { notify: boolean } = { notify: false },
+): Promise<{ dropped: number }> {
+  const hashes = tokens.map((t) => hashToken(t.token))
+  for (const [i, t] of tokens.entries()) await upsertBootstrapToken(db, hashes[i] as string, t.role)
+  return { dropped: await deleteBootstrapTokensExcept(db, hashes, opts.notify) }
 }
 
-// Resolves `Authorization: Bearer <token>` to a role (401 when missing or unknown).
-export function authenticate(db: Orm, cacheMs: number): MiddlewareHandler<AppEnv> {
-  const cache = new Map<string, { role: Role; until: number }>()
+// Resolves `Authorization: Bearer <token>` to a role (401 when missing, unknown, revoked or expired).
+export function authenticate(db: Orm, cache: TokenCache): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const match = /^Bearer ([^\s]+)$/i.exec(c.req.header('authorization') ?? '')
     if (!match?.[1]) throw new ApiError(401, ErrorCode.Unauthorized, 'send Authorization: Bearer <token>')
     const hash = hashToken(match[1])
-    const hit = cache.get(hash)
-    let role = hit && hit.until > Date.now() ? hit.role : undefined
+    let role = cache.get(hash)
     if (!role) {
-      role = await findTokenRole(db, hash)
-      if (!role) throw new ApiError(401, ErrorCode.Unauthorized, 'unknown token')
-      if (cache.size > 10_000) cache.clear()
-      cache.set(hash, { role, until: Date.now() + cacheMs })
+      const stamp = cache.stamp()
+      const found = await findActiveToken(db, hash)
+      if (!found) throw new ApiError(401, ErrorCode.Unauthorized, 'unknown, revoked or expired token')
+      role = found.role
+      cache.set(hash, role, found.expires_ms === null ? null : Number(found.expires_ms), stamp)
     }
     c.set('role', role)
     await next()
@@ -74,6 +88,23 @@ export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
     const role = c.get('role')
     if (role !== 'admin' && !roles.includes(role)) {
       throw new ApiError(403, ErrorCode.Forbidden, `this route needs the role ${roles.join(' or ')}`)
+    }
+    await next()
+  }
+}
+
+// GET /metrics behind one fixed token (PREFLIGHT_METRICS_TOKEN) when one is set, open otherwise. Checked
+// in the process, without the database: a scrape works, and costs nothing, whatever the database does.
+export function requireMetricsToken(token: string | undefined): MiddlewareHandler<AppEnv> {
+  if (!token) return (_c, next) => next()
+  const want = createHash('sha256').update(token, 'utf8').digest()
+  return async (c, next) => {
+    const match = /^Bearer ([^\s]+)$/i.exec(c.req.header('authorization') ?? '')
+    const got = createHash('sha256')
+      .update(match?.[1] ?? '', 'utf8')
+      .digest()
+    if (!match || !timingSafeEqual(got, want)) {
+      throw new ApiError(401, ErrorCode.Unauthorized, 'send Authorization: Bearer <the metrics token>')
     }
     await next()
   }

@@ -1,6 +1,9 @@
-// What the app is built from: the database, the coordinator's configuration and the claim waker.
+// What the app is built from: the database, the coordinator's configuration, the claim waker, the
+// metrics and the resolved tokens.
 import type { Database } from './db/client.js'
+import type { EventLimits } from './db/events.js'
 import { createMetrics, type Metrics } from './metrics.js'
+import { TokenCache } from './token-cache.js'
 import { Waker } from './waker.js'
 
 export interface CoordinatorConfig {
@@ -15,8 +18,21 @@ export interface CoordinatorConfig {
   // How often the server sweeps lapsed leases.
   sweepIntervalMs: number
   bodyLimitBytes: number
-  // How long a resolved bearer token is trusted without asking the database again.
+  // How long a resolved bearer token is trusted without asking the database again, at most: anything
+  // that takes a token away empties the cache at once (NOTIFY across coordinators).
   tokenCacheMs: number
+  // Every request answers by then (503 `unavailable` when still waiting); a claim gets its wait on top.
+  requestTimeoutMs: number
+  // How long /readyz waits for the database before it says 503.
+  readyTimeoutMs: number
+  // Worker events per attempt, and bytes of their detail per dispatch (beyond: 422 event-limit).
+  eventLimits: EventLimits
+  // GET /metrics rebuilds its text (and counts dispatches) at most this often, and answers at most
+  // metricsPerSecond scrapes a second (beyond, they wait their turn; over 5 s of turns: 429).
+  metricsCacheMs: number
+  metricsPerSecond: number
+  // When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (PREFLIGHT_METRICS_TOKEN).
+  metricsToken?: string | undefined
 }
 
 const defaultConfig: CoordinatorConfig = {
@@ -26,7 +42,13 @@ const defaultConfig: CoordinatorConfig = {
   claimPollMs: 1_000,
   sweepIntervalMs: 5_000,
   bodyLimitBytes: 1024 * 1024,
-  tokenCacheMs: 30_000,
+  tokenCacheMs: 10_000,
+  // Above the default statement_timeout (15 s), so a slow statement ends as `timeout` first.
+  requestTimeoutMs: 20_000,
+  readyTimeoutMs: 800,
+  eventLimits: { perAttempt: 32, detailBytes: 1024 * 1024 },
+  metricsCacheMs: 5_000,
+  metricsPerSecond: 100,
 }
 
 export interface AppDeps {
@@ -34,6 +56,7 @@ export interface AppDeps {
   config?: Partial<CoordinatorConfig>
   waker?: Waker
   metrics?: Metrics
+  tokens?: TokenCache
 }
 
 export interface Deps {
@@ -41,13 +64,18 @@ export interface Deps {
   config: CoordinatorConfig
   waker: Waker
   metrics: Metrics
+  tokens: TokenCache
 }
 
 export function resolveDeps(deps: AppDeps): Deps {
+  const config = { ...defaultConfig, ...deps.config }
   return {
     db: deps.db,
-    config: { ...defaultConfig, ...deps.config },
+    config,
     waker: deps.waker ?? new Waker(),
-    metrics: deps.metrics ?? createMetrics(deps.db.orm),
+    metrics:
+      deps.metrics ??
+      createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
+    tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
   }
 }

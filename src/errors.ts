@@ -15,13 +15,15 @@ export const ErrorCode = {
   Conflict: 'conflict',
   PayloadTooLarge: 'payload-too-large',
   UnknownSubagent: 'unknown-subagent',
+  EventLimit: 'event-limit',
+  RateLimited: 'rate-limited',
   Timeout: 'timeout',
   Unavailable: 'unavailable',
   Internal: 'internal',
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 503
 
 export class ApiError extends Error {
   override name = 'ApiError'

@@ -1,11 +1,12 @@
-// Runs the app over HTTP with the lease sweep and NOTIFY wake-ups; stop() shuts it all down once.
+// Runs the app over HTTP with the lease sweep, NOTIFY wake-ups and token revocations; stop() shuts it
+// all down once.
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
-import { NOTIFY_CHANNEL } from './db/sql.js'
+import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
 import { type CoordinatorConfig, resolveDeps } from './deps.js'
 import { Waker } from './waker.js'
 
@@ -30,7 +31,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
   const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: new Waker() })
   const app = createApp(deps)
-  const unlisten = await opts.db.listen(NOTIFY_CHANNEL, () => deps.waker.wake())
+  // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
+  const wake = () => deps.waker.wake()
+  const unlistenDispatches = await opts.db.listen(NOTIFY_CHANNEL, wake, wake)
+  const forget = () => deps.tokens.invalidate()
+  const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
   const sweeper = startSweeper(deps.db, deps.waker, deps.config.sweepIntervalMs, log)
   const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0')
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'
@@ -43,7 +48,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         clearInterval(sweeper)
         deps.waker.close()
         await closeServer(server)
-        await unlisten().catch(() => {})
+        await unlistenDispatches().catch(() => {})
+        await unlistenTokens().catch(() => {})
       })()
       return stopping
     },

@@ -1,9 +1,10 @@
 // createMetrics: the Prometheus text at GET /metrics, from the database and from in-process counters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRouter } from '../src/http.js'
+import type { Orm } from '../src/db/client.js'
+import { createRouter, renderError } from '../src/http.js'
 import { createMetrics, type Metrics } from '../src/metrics.js'
 import { met, seedReport, unmet } from './routes/reports-fixtures.js'
-import { createTestApp, type TestApp } from './support/app.js'
+import { createTestApp, type TestApp, tokens } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/db.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from './support/fixtures.js'
 
@@ -14,7 +15,7 @@ let app: ReturnType<typeof createRouter>
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 2 })
   for (let i = 0; i < 3; i++) await seedReport(t.db.orm, { at: '2026-05-01T00:00:00Z', results: [met()] })
-  metrics = createMetrics(t.db.orm, { processMetrics: false })
+  metrics = createMetrics(t.db.orm, { processMetrics: false, cacheMs: 0 })
   app = createRouter()
   app.use('*', metrics.middleware)
   app.get('/v1/things/:id', (c) => c.json({ id: c.req.param('id') }))
@@ -80,6 +81,71 @@ describe('GET /metrics', () => {
   })
 })
 
+describe('GET /metrics under many scrapers', () => {
+  // The database as the metrics see it, counting the statements they send.
+  const counted = () => {
+    const seen = { statements: 0 }
+    const orm = new Proxy(t.db.orm, {
+      get(target, key, receiver) {
+        if (key !== 'execute') return Reflect.get(target, key, receiver)
+        return (query: Parameters<Orm['execute']>[0]) => {
+          seen.statements++
+          return target.execute(query)
+        }
+      },
+    })
+    return { orm, seen }
+  }
+  const scrapeOf = (m: Metrics) => async () => {
+    const router = createRouter().route('/', m.routes)
+    return (await router.request('/metrics')).text()
+  }
+
+  it('counts dispatches once for 40 concurrent scrapes, and not again within cacheMs', async () => {
+    const { orm, seen } = counted()
+    const scrape = scrapeOf(createMetrics(orm, { processMetrics: false, cacheMs: 60_000 }))
+    const texts = await Promise.all(Array.from({ length: 40 }, scrape))
+    expect(new Set(texts).size).toBe(1)
+    expect(texts[0]).toContain('preflight_dispatches{status="running"} 3')
+    for (let i = 0; i < 10; i++) await scrape()
+    expect(seen.statements).toBe(1)
+  })
+
+  it('counts again once cacheMs has passed, answering the last figures meanwhile', async () => {
+    const { orm, seen } = counted()
+    const scrape = scrapeOf(createMetrics(orm, { processMetrics: false, cacheMs: 50 }))
+    expect(await scrape()).toContain('preflight_dispatches{status="running"} 3')
+    await seedReport(t.db.orm, { at: '2026-05-02T00:00:00Z', results: [met()] })
+    let text = await scrape()
+    while (!text.includes('preflight_dispatches{status="running"} 4')) {
+      expect(text).toContain('preflight_dispatches{status="running"} 3')
+      await new Promise((r) => setTimeout(r, 10))
+      text = await scrape()
+    }
+    expect(seen.statements).toBeLessThan(10)
+  })
+})
+
+describe('GET /metrics paced', () => {
+  it('answers at most perSecond scrapes a second, and 429 to one whose turn is too far off', async () => {
+    const m = createMetrics(t.db.orm, { processMetrics: false, perSecond: 10, maxWaitMs: 150 })
+    const router = createRouter().route('/', m.routes)
+    router.onError(renderError)
+    const started = performance.now()
+    const replies = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const res = await router.request('/metrics')
+        return { res, at: performance.now() - started, body: await res.text() }
+      }),
+    )
+    // Turns at 0, 100 and 200 ms: the third is over 150 ms away and refused at once.
+    expect(replies.map((r) => r.res.status)).toEqual([200, 200, 429])
+    expect(replies[1]?.at).toBeGreaterThanOrEqual(95)
+    expect(JSON.parse(replies[2]?.body ?? '{}').error.code).toBe('rate-limited')
+    expect(replies[2]?.res.headers.get('retry-after')).toBe('1')
+  })
+})
+
 describe('GET /metrics without a database', () => {
   it('still answers, leaving the dispatch gauge empty', async () => {
     const gone = await createTestDatabase({ poolSize: 1 })
@@ -94,10 +160,14 @@ describe('GET /metrics without a database', () => {
 describe('GET /metrics on the coordinator', () => {
   let h: TestApp
   beforeAll(async () => {
-    h = await createTestApp()
+    h = await createTestApp({ metricsCacheMs: 0 })
   }, 60_000)
   afterAll(async () => {
     await h?.close()
+  })
+
+  it('needs no token when PREFLIGHT_METRICS_TOKEN is not set', async () => {
+    expect((await h.app.request('/metrics')).status).toBe(200)
   })
 
   it('counts a stored report once, also when the worker retries it', async () => {
@@ -115,5 +185,36 @@ describe('GET /metrics on the coordinator', () => {
     )
     expect(text).toContain('preflight_claim_wait_seconds_count 1')
     expect(text).toContain('preflight_dispatches{status="preflight_failed"} 1')
+  })
+})
+
+describe('GET /metrics behind a metrics token', () => {
+  let h: TestApp
+  const metricsToken = 'metrics-token-0123456789abcdef'
+  beforeAll(async () => {
+    h = await createTestApp({ metricsToken })
+  }, 60_000)
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  const scrapeWith = (authorization?: string) =>
+    h.app.request('/metrics', { headers: authorization ? { authorization } : {} })
+
+  it('answers the token with the metrics', async () => {
+    const res = await scrapeWith(`Bearer ${metricsToken}`)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('preflight_dispatches')
+  })
+
+  it.each([
+    ['no token', undefined],
+    ['another token', 'Bearer metrics-token-0123456789abcdeX'],
+    ['an API token, even admin', `Bearer ${tokens.admin}`],
+    ['the token without Bearer', metricsToken],
+  ])('refuses %s with 401 unauthorized', async (_what, authorization) => {
+    const res = await scrapeWith(authorization)
+    expect(res.status).toBe(401)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized')
   })
 })

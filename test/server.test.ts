@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedTokens } from '../src/auth.js'
+import { createToken, syncBootstrapTokens } from '../src/auth.js'
 import { type RunningServer, startServer } from '../src/server.js'
 import { tokens } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/db.js'
@@ -17,7 +17,7 @@ describe('the coordinator server', () => {
   let t: TestDatabase
   beforeAll(async () => {
     t = await createTestDatabase()
-    await seedTokens(t.db.orm, [
+    await syncBootstrapTokens(t.db.orm, [
       { role: 'admin', token: tokens.admin },
       { role: 'worker', token: tokens.worker },
     ])
@@ -75,6 +75,31 @@ describe('the coordinator server', () => {
       })
       // Without the NOTIFY, a's claim would look again only at the end of its waitMs.
       expect(Date.now() - started).toBeLessThan(4_000)
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+  }, 20_000)
+
+  it('refuses a token revoked on another coordinator at once (NOTIFY), though it had it cached', async () => {
+    const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
+    const [a, b] = await Promise.all([
+      startServer({ ...opts, config: { tokenCacheMs: 600_000 } }),
+      startServer({ ...opts, config: { tokenCacheMs: 600_000 } }),
+    ])
+    const { id, token } = await createToken(t.db.orm, 'operator')
+    const use = async () =>
+      (await fetch(`${a.url}/v1/subagents/nobody`, { headers: { authorization: `Bearer ${token}` } })).status
+    try {
+      expect(await use()).toBe(404)
+      const revoked = await fetch(`${b.url}/v1/tokens/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${tokens.admin}` },
+      })
+      expect(revoked.status).toBe(200)
+      const started = Date.now()
+      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
+      // Without the NOTIFY, a would trust its cached answer for ten minutes.
+      expect(Date.now() - started).toBeLessThan(2_000)
     } finally {
       await Promise.all([a.stop(), b.stop()])
     }

@@ -1,6 +1,6 @@
 // `preflight coordinator [--port 8080] [--database-url URL]` — migrates, seeds bootstrap tokens, serves
 // until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
-import { parseBootstrapTokens, seedTokens } from '../auth.js'
+import { MIN_TOKEN_LENGTH, parseBootstrapTokens, syncBootstrapTokens } from '../auth.js'
 import { migrate } from '../db/migrate.js'
 import type { CoordinatorConfig } from '../deps.js'
 import { startServer } from '../server.js'
@@ -18,6 +18,7 @@ const flags = {
   'sweep-ms': { type: 'string' },
   'claim-wait-cap-ms': { type: 'string' },
   'statement-timeout-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -26,6 +27,7 @@ export async function run(args: string[]): Promise<number> {
   const port = intFlag(values.port ?? env.PORT, 'port', 0, 65_535) ?? 8080
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
+  config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)
   const db = await openDatabase(
     {
       url: values['database-url'],
@@ -37,7 +39,8 @@ export async function run(args: string[]): Promise<number> {
   try {
     const applied = await migrate(db)
     if (applied.length) say(`applied migrations ${applied.join(', ')}`)
-    await seedTokens(db.orm, tokens)
+    const { dropped } = await syncBootstrapTokens(db.orm, tokens, { notify: db.kind === 'postgres' })
+    if (dropped) say(`deleted ${dropped} bootstrap token(s) no longer in PREFLIGHT_BOOTSTRAP_TOKENS`)
     const server = await startServer({ db, port, host: values.host, config, log: say })
     say(`coordinator listening on ${server.url}`)
     await untilSignal()
@@ -52,13 +55,17 @@ export async function run(args: string[]): Promise<number> {
 function configFrom(values: Record<string, string | undefined>): Partial<CoordinatorConfig> {
   const config: Partial<CoordinatorConfig> = {}
   const env = process.env
-  const set = (key: keyof CoordinatorConfig, n: number | undefined) => {
+  type NumberKey = {
+    [K in keyof CoordinatorConfig]-?: CoordinatorConfig[K] extends number ? K : never
+  }[keyof CoordinatorConfig]
+  const set = (key: NumberKey, n: number | undefined) => {
     if (n !== undefined) config[key] = n
   }
   set('leaseMs', intFlag(values['lease-ms'] ?? env.PREFLIGHT_LEASE_MS, 'lease-ms', 100, 86_400_000))
   set('maxAttempts', intFlag(values['max-attempts'] ?? env.PREFLIGHT_MAX_ATTEMPTS, 'max-attempts', 1, 1000))
   set('sweepIntervalMs', intFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
   set('claimWaitCapMs', intFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
+  set('requestTimeoutMs', intFlag(values['request-timeout-ms'], 'request-timeout-ms', 100, 3_600_000))
   return config
 }
 
@@ -68,6 +75,16 @@ function bootstrapTokens(spec: string | undefined) {
   } catch (err) {
     throw new UsageError((err as Error).message)
   }
+}
+
+function metricsToken(token: string | undefined): string | undefined {
+  if (token === undefined || token === '') return undefined
+  if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
+    throw new UsageError(
+      `PREFLIGHT_METRICS_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters, without spaces`,
+    )
+  }
+  return token
 }
 
 // Resolves on the first SIGINT or SIGTERM; later signals during shutdown change nothing.

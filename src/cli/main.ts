@@ -19,7 +19,7 @@ commands:
   coordinator  run the HTTP coordinator (embedded PGlite under ./.preflight when no database URL)
   worker       claim and run dispatches from a coordinator
   migrate      apply database migrations
-  token        create API tokens (token create --role R)
+  token        API tokens: token create --role R, token list, token revoke ID
   reports      list preflight reports from a coordinator`
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,33 +1,133 @@
-// `preflight token create --role R [--label L] [--database-url URL]` — prints a new token once; stores its hash.
+// `preflight token create --role R [--label L] [--expires-in 90d]` prints a new token once (stores its
+// hash); `preflight token list [--format text|json]` shows every token but never its secret;
+// `preflight token revoke ID` revokes one, at once on every running coordinator. All against the
+// database (--database-url / DATABASE_URL, else ./.preflight), as the coordinator's admin routes are.
 import { createToken } from '../auth.js'
-import { Role } from '../contract/api.js'
+import { Role, type TokenView } from '../contract/api.js'
+import type { Database } from '../db/client.js'
 import { migrate } from '../db/migrate.js'
+import { listTokens, revokeToken } from '../db/tokens.js'
 import { parseFlags, say } from './args.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
 
+const USAGE =
+  'usage: preflight token create --role orchestrator|worker|operator|admin [--label L] [--expires-in 90d]' +
+  ' | token list [--format text|json] | token revoke ID'
+
+const flags = {
+  role: { type: 'string' },
+  label: { type: 'string' },
+  'expires-in': { type: 'string' },
+  format: { type: 'string' },
+  'database-url': { type: 'string' },
+  'data-dir': { type: 'string' },
+} as const
+
+type Values = ReturnType<typeof parseFlags<typeof flags>>['values']
+
 export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(
-    args,
-    {
-      role: { type: 'string' },
-      label: { type: 'string' },
-      'database-url': { type: 'string' },
-      'data-dir': { type: 'string' },
-    },
-    true,
-  )
-  if (positionals.length !== 1 || positionals[0] !== 'create') {
-    throw new UsageError('usage: preflight token create --role orchestrator|worker|operator|admin')
-  }
-  const role = Role.safeParse(values.role)
-  if (!role.success) throw new UsageError(`--role must be one of ${Role.options.join(', ')}`)
+  const { values, positionals } = parseFlags(args, flags, true)
+  const [verb, ...rest] = positionals
+  const command =
+    verb === 'create' && rest.length === 0
+      ? create(values)
+      : verb === 'list' && rest.length === 0
+        ? list(values)
+        : verb === 'revoke' && rest.length === 1
+          ? revoke(rest[0] as string)
+          : undefined
+  if (!command) throw new UsageError(USAGE)
   const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)
   try {
     await migrate(db)
-    process.stdout.write(`${await createToken(db.orm, role.data, values.label)}\n`)
-    return 0
+    return await command(db)
   } finally {
     await db.close()
   }
+}
+
+// Each verb checks its arguments before the database is opened, then runs against it.
+type Command = (db: Database) => Promise<number>
+
+function create(values: Values): Command {
+  const role = Role.safeParse(values.role)
+  if (!role.success) throw new UsageError(`--role must be one of ${Role.options.join(', ')}`)
+  const expiresIn = values['expires-in'] === undefined ? undefined : durationMs(values['expires-in'])
+  return async (db) => {
+    const expiresAt = expiresIn === undefined ? undefined : new Date(Date.now() + expiresIn)
+    const { id, token } = await createToken(db.orm, role.data, { label: values.label, expiresAt })
+    say(`token ${id} (${role.data}) created${expiresAt ? `, expires ${expiresAt.toISOString()}` : ''}`)
+    process.stdout.write(`${token}\n`)
+    return 0
+  }
+}
+
+function list(values: Values): Command {
+  const format = values.format ?? 'text'
+  if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json`)
+  return async (db) => {
+    const items: TokenView[] = []
+    let cursor: string | undefined
+    do {
+      const page = await listTokens(db.orm, { limit: 500, cursor })
+      items.push(...page.items)
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+    process.stdout.write(format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatTokens(items))
+    return 0
+  }
+}
+
+function revoke(idText: string): Command {
+  if (!/^[1-9][0-9]{0,14}$/.test(idText))
+    throw new UsageError(`a token id is a whole number, got "${idText}"`)
+  const id = Number(idText)
+  return async (db) => {
+    const revoked = await revokeToken(db.orm, id, db.kind === 'postgres')
+    if (!revoked) {
+      process.stderr.write(`preflight: no token with id ${id}\n`)
+      return 1
+    }
+    process.stdout.write(
+      `revoked token ${id} (${revoked.role}${revoked.label ? `, ${revoked.label}` : ''})\n`,
+    )
+    return 0
+  }
+}
+
+const UNITS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+
+// "90d", "12h", "30m", "3600s" → milliseconds.
+function durationMs(text: string): number {
+  const match = /^([1-9][0-9]{0,5})([smhd])$/.exec(text)
+  if (!match)
+    throw new UsageError(`--expires-in must be a number and a unit (s, m, h, d), e.g. 90d; got "${text}"`)
+  return Number(match[1]) * UNITS[match[2] as keyof typeof UNITS]
+}
+
+function formatTokens(items: TokenView[]): string {
+  const header = ['ID', 'ROLE', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES', 'LABEL']
+  const table = [
+    header,
+    ...items.map((t) => [
+      String(t.id),
+      t.role,
+      t.state,
+      t.createdAt,
+      t.lastUsedAt ?? '-',
+      t.expiresAt ?? '-',
+      t.label ?? '',
+    ]),
+  ]
+  const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)))
+  return table
+    .map(
+      (row) =>
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+    )
+    .join('')
 }

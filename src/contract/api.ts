@@ -135,7 +135,9 @@ export const DispatchView = z.object({
   workspace: Workspace,
   labels: Labels.optional(),
   idempotencyKey: z.string().optional(),
+  // The newest events (at most 200), oldest first; eventCount counts them all.
   events: z.array(DispatchEvent),
+  eventCount: z.number().int().min(0),
   preflight: PreflightView.optional(),
   completion: Completion.optional(),
   createdAt: Timestamp,
@@ -244,6 +246,39 @@ export const CompleteRequest = z
 export type CompleteRequest = z.infer<typeof CompleteRequest>
 export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
 export type CompleteResponse = z.infer<typeof CompleteResponse>
+
+// --- tokens ----------------------------------------------------------------------------------
+export const TOKEN_STATES = ['active', 'expired', 'revoked'] as const
+
+// A token as an admin sees it: never the secret, nor its hash.
+export const TokenView = z.object({
+  id: z.number().int().min(1),
+  role: Role,
+  label: z.string().nullable(),
+  bootstrap: z.boolean().describe('seeded from PREFLIGHT_BOOTSTRAP_TOKENS'),
+  state: z.enum(TOKEN_STATES),
+  createdAt: Timestamp,
+  lastUsedAt: Timestamp.nullable().describe('to the minute'),
+  expiresAt: Timestamp.nullable(),
+  revokedAt: Timestamp.nullable(),
+})
+export type TokenView = z.infer<typeof TokenView>
+
+export const TokenId = z.object({
+  id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,14}$/, 'a token id is a whole number from 1')
+    .transform(Number),
+})
+
+export const TokensQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z.string().min(1).max(2048).optional().describe('nextCursor of the previous page, as received'),
+})
+export type TokensQuery = z.infer<typeof TokensQuery>
+
+export const TokenPage = z.object({ items: z.array(TokenView), nextCursor: z.string().nullable() })
+export type TokenPage = z.infer<typeof TokenPage>
 
 // --- health ----------------------------------------------------------------------------------
 export const Health = z.object({ status: z.enum(['ok', 'unavailable']), database: z.string().optional() })

@@ -15,8 +15,10 @@ export interface Database {
   orm: Orm
   // Runs SQL text (may hold several statements: migrations) inside one transaction.
   script<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>
-  // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe.
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>
+  // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe. `onListen` is
+  // told each time the subscription is made again after its connection was lost (notifications sent
+  // meanwhile are lost).
+  listen(channel: string, onNotify: () => void, onListen?: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -30,6 +32,16 @@ export interface ConnectOptions {
 
 const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
 
+// postgres.js waits min(3^n / 100, 20) s (jittered) before the nth reconnect, n counted across the pool
+// and reset only by a connection that opens: after a few seconds of outage, requests went on waiting up
+// to 20 s after the database was back. Here: 50 ms doubling to at most 500 ms, jittered, so the pool
+// finds the database within half a second of its return. A refused connect costs nothing to repeat.
+export const reconnectDelaySeconds = (retries: number) =>
+  (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** Math.max(0, retries - 1), 0.5)
+
+// A host that accepts and never answers holds a connect this long (postgres.js default: 30 s).
+const CONNECT_TIMEOUT_SECONDS = 5
+
 // The postgres.js client behind each Orm that connectPostgres made, for prepared statements.
 const clients = new WeakMap<Orm, postgres.Sql>()
 const dialect = new PgDialect()
@@ -38,6 +50,8 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
   const client = postgres(url, {
     max: opts.poolSize ?? 10,
     onnotice: () => {},
+    backoff: reconnectDelaySeconds,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
     connection: {
       statement_timeout: opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       application_name: 'preflight',
@@ -49,8 +63,14 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
     kind: 'postgres',
     orm,
     script: (fn) => client.begin((tx) => fn((text) => runSimple(tx, text))) as never,
-    async listen(channel, onNotify) {
-      const sub = await client.listen(channel, () => onNotify())
+    async listen(channel, onNotify, onListen) {
+      let first = true
+      // postgres.js calls back on the first LISTEN too: only the later ones are news.
+      const relistened = () => {
+        if (!first) onListen?.()
+        first = false
+      }
+      const sub = await client.listen(channel, () => onNotify(), relistened)
       return () => sub.unlisten()
     },
     close: () => client.end({ timeout: 5 }),

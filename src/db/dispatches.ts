@@ -107,7 +107,7 @@ export async function findDispatch(db: Orm, id: string): Promise<DispatchView | 
         FROM dispatches WHERE id = ${id}`,
   )
   if (!row) return undefined
-  const [events, preflight] = await Promise.all([listEvents(db, id), findLatestPreflight(db, id)])
+  const [{ events, total }, preflight] = await Promise.all([listEvents(db, id), findLatestPreflight(db, id)])
   const view: DispatchView = {
     id: row.id,
     status: row.status,
@@ -116,6 +116,7 @@ export async function findDispatch(db: Orm, id: string): Promise<DispatchView | 
     subagent: { name: row.subagent_name, version: row.subagent_version },
     workspace: row.workspace,
     events,
+    eventCount: total,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }

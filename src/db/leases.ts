@@ -37,7 +37,8 @@ export async function claimNext(
           FOR UPDATE SKIP LOCKED
         ), claimed AS (
           UPDATE dispatches d SET status = 'claimed', attempt = d.attempt + 1, lease_owner = ${worker.workerId},
-                 lease_token = ${token}, lease_expires_at = now() + ${leaseInterval(leaseMs)}, updated_at = now()
+                 lease_token = ${token}, lease_expires_at = now() + ${leaseInterval(leaseMs)}, updated_at = now(),
+                 attempt_events = 0
           FROM next WHERE d.id = next.id
           RETURNING d.id, d.attempt, d.workspace, d.labels, d.subagent_name, d.subagent_version,
                     d.lease_token, d.lease_expires_at

@@ -45,6 +45,8 @@ export const dispatches = pgTable('dispatches', {
   completion: jsonb('completion'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  attemptEvents: integer('attempt_events').notNull().default(0),
+  eventBytes: bigint('event_bytes', { mode: 'number' }).notNull().default(0),
 })
 
 export const dispatchEvents = pgTable('dispatch_events', {
@@ -90,7 +92,12 @@ export const requirementResults = pgTable(
 
 export const apiTokens = pgTable('api_tokens', {
   tokenHash: char('token_hash', { length: 64 }).primaryKey(),
+  id: bigint('id', { mode: 'number' }).notNull().unique().generatedAlwaysAsIdentity(),
   role: text('role', { enum: ROLES }).notNull(),
   label: text('label'),
+  bootstrap: boolean('bootstrap').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at'),
+  lastUsedAt: ts('last_used_at'),
+  revokedAt: ts('revoked_at'),
 })

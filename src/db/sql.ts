@@ -15,3 +15,7 @@ export const jsonb = (value: unknown): SQL =>
 
 // The channel a new or requeued dispatch is announced on: coordinators' waiting claims LISTEN to it.
 export const NOTIFY_CHANNEL = 'preflight_dispatch'
+
+// Told when a token is taken away (revoked, or dropped from PREFLIGHT_BOOTSTRAP_TOKENS): every
+// coordinator forgets the tokens it had resolved.
+export const TOKENS_CHANNEL = 'preflight_tokens'

@@ -2,12 +2,10 @@
 import { createRoute } from '@hono/zod-openapi'
 import { requireRole } from '../auth.js'
 import { ReportPage, ReportsQuery, SummaryPage, SummaryQuery } from '../contract/reports.js'
-import { InvalidCursorError } from '../db/cursor.js'
 import { listReports } from '../db/reports.js'
 import { summarise } from '../db/summary.js'
 import type { Deps } from '../deps.js'
-import { ApiError, ErrorCode } from '../errors.js'
-import { authErrors, createRouter, jsonResponse } from '../http.js'
+import { authErrors, createRouter, jsonResponse, orBadCursor } from '../http.js'
 
 const listRoute = createRoute({
   method: 'get',
@@ -37,13 +35,3 @@ export const reportRoutes = (deps: Pick<Deps, 'db'>) =>
     .openapi(summaryRoute, async (c) => {
       return c.json(await orBadCursor(() => summarise(deps.db.orm, c.req.valid('query'))), 200)
     })
-
-// A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.
-async function orBadCursor<R>(answer: () => Promise<R>): Promise<R> {
-  try {
-    return await answer()
-  } catch (err) {
-    if (err instanceof InvalidCursorError) throw new ApiError(400, ErrorCode.InvalidCursor, err.message)
-    throw err
-  }
-}

@@ -16,7 +16,7 @@ import {
 } from '../contract/api.js'
 import { completeDispatch } from '../db/completions.js'
 import { appendWorkerEvent } from '../db/events.js'
-import { claimNext, extendLease, leaseLostOrNotFound } from '../db/leases.js'
+import { claimNext, extendLease } from '../db/leases.js'
 import { storePreflight } from '../db/preflight.js'
 import type { Deps } from '../deps.js'
 import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http.js'
@@ -28,9 +28,11 @@ const fencedErrors = {
   ...authErrors,
 }
 
+export const CLAIM_PATH = '/v1/worker/claim'
+
 const claim = createRoute({
   method: 'post',
-  path: '/v1/worker/claim',
+  path: CLAIM_PATH,
   tags: ['worker'],
   security: [{ bearer: [] }],
   middleware: [requireRole('worker')] as const,
@@ -69,7 +71,11 @@ const events = createRoute({
   security: [{ bearer: [] }],
   middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(EventRequest) },
-  responses: { 201: jsonResponse(EventRecorded, 'the step was appended'), ...fencedErrors },
+  responses: {
+    201: jsonResponse(EventRecorded, 'the step was appended (or, for a retry, the stored one)'),
+    422: errorResponse('the attempt has its events, or the dispatch its bytes of detail (code event-limit)'),
+    ...fencedErrors,
+  },
 })
 
 const complete = createRoute({
@@ -86,7 +92,9 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
   createRouter()
     .openapi(claim, async (c) => {
       const started = performance.now()
-      const got = await claimWithin(deps, c.req.valid('json'), c.req.raw.signal)
+      // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now.
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const got = await claimWithin(deps, c.req.valid('json'), gone)
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
       const { id, attempt } = got.dispatch
@@ -106,9 +114,10 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')
       const { step, detail, ...fence } = scrubNul(c.req.valid('json'))
-      const recorded = await appendWorkerEvent(deps.db.orm, id, fence, step, detail)
-      if (!recorded) throw await leaseLostOrNotFound(deps.db.orm, id)
-      return c.json(recorded, 201)
+      return c.json(
+        await appendWorkerEvent(deps.db.orm, id, fence, step, detail, deps.config.eventLimits),
+        201,
+      )
     })
     .openapi(complete, async (c) => {
       const body = scrubNul(c.req.valid('json'))

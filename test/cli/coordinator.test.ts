@@ -77,6 +77,60 @@ describe('preflight coordinator (spawned)', () => {
     expect(await s.exit).toBe(0)
   }, 120_000) // PGlite initialises its data directory on first start: seconds on a busy machine
 
+  it('stops a bootstrap token that a restart no longer lists', async () => {
+    const OLD = 'spawned-old-token-0123456789abcdef'
+    const NEW = 'spawned-new-token-0123456789abcdef'
+    const status = async (url: string, token: string) =>
+      (await fetch(`${url}/v1/subagents/none`, { headers: { authorization: `Bearer ${token}` } })).status
+    const first = await startCoordinator(
+      ['--database-url', t.url as string],
+      envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: `orchestrator:${OLD}` }),
+      cwd,
+    )
+    try {
+      expect(await status(first.url, OLD)).toBe(404)
+    } finally {
+      first.child.kill('SIGTERM')
+    }
+    expect(await first.exit).toBe(0)
+    const second = await startCoordinator(
+      ['--database-url', t.url as string],
+      envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: `orchestrator:${NEW}` }),
+      cwd,
+    )
+    try {
+      expect(await status(second.url, OLD)).toBe(401)
+      expect(await status(second.url, NEW)).toBe(404)
+    } finally {
+      second.child.kill('SIGTERM')
+    }
+    expect(await second.exit).toBe(0)
+  })
+
+  it('puts GET /metrics behind PREFLIGHT_METRICS_TOKEN when it is set', async () => {
+    const metricsToken = 'spawned-metrics-token-0123456789'
+    const s = await startCoordinator(
+      ['--database-url', t.url as string],
+      envWithout({ PREFLIGHT_METRICS_TOKEN: metricsToken }),
+      cwd,
+    )
+    try {
+      expect((await fetch(`${s.url}/metrics`)).status).toBe(401)
+      const res = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })
+      expect(res.status).toBe(200)
+    } finally {
+      s.child.kill('SIGTERM')
+    }
+    expect(await s.exit).toBe(0)
+  })
+
+  it('refuses a PREFLIGHT_METRICS_TOKEN shorter than 16 characters with exit 2', async () => {
+    const env = envWithout({ PREFLIGHT_METRICS_TOKEN: 'short' })
+    await expect(startCoordinator(['--database-url', t.url as string], env, cwd)).rejects.toThrow(
+      /exited with 2/,
+    )
+  })
+
   it('refuses a malformed PREFLIGHT_BOOTSTRAP_TOKENS with exit 2', async () => {
     const env = envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: 'root:short' })
     await expect(startCoordinator(['--database-url', t.url as string], env, cwd)).rejects.toThrow(

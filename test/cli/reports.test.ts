@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedTokens } from '../../src/auth.js'
+import { syncBootstrapTokens } from '../../src/auth.js'
 import { type RunningServer, startServer } from '../../src/server.js'
 import { errored, met, seedReport, unmet } from '../routes/reports-fixtures.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
@@ -18,7 +18,7 @@ const ids: string[] = []
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 4 })
-  await seedTokens(t.db.orm, [
+  await syncBootstrapTokens(t.db.orm, [
     { role: 'operator', token: OPERATOR },
     { role: 'worker', token: WORKER },
   ])

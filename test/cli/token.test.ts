@@ -5,8 +5,10 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashToken } from '../../src/auth.js'
+import { createToken, hashToken } from '../../src/auth.js'
 import { rows } from '../../src/db/client.js'
+import { findActiveToken } from '../../src/db/tokens.js'
+import { startServer } from '../../src/server.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const run = promisify(execFile)
@@ -49,6 +51,73 @@ describe('preflight token create', () => {
       t.url as string,
     ]).catch((e: { code: number; stderr: string }) => e)
     expect(err).toMatchObject({ code: 2, stderr: expect.stringMatching(/--role must be one of/) })
+  })
+})
+
+describe('preflight token list and revoke', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase()
+  })
+  afterAll(() => t.drop())
+
+  const preflight = (...args: string[]) =>
+    run(process.execPath, [BIN, 'token', ...args, '--database-url', t.url as string])
+  const failing = (...args: string[]) => preflight(...args).catch((e: { code: number; stderr: string }) => e)
+
+  it('lists id, role, state, dates and label, never a secret or its hash', async () => {
+    const made = await createToken(t.db.orm, 'worker', { label: 'runner-7' })
+    const { stdout } = await preflight('list')
+    expect(stdout).toMatch(new RegExp(`^${made.id}\\s+worker\\s+active\\s+\\S+\\s+-\\s+-\\s+runner-7$`, 'm'))
+    const json = JSON.parse((await preflight('list', '--format', 'json')).stdout)
+    expect(json).toContainEqual(expect.objectContaining({ id: made.id, role: 'worker', state: 'active' }))
+    for (const out of [stdout, JSON.stringify(json)]) {
+      expect(out).not.toContain(made.token)
+      expect(out).not.toContain(hashToken(made.token))
+    }
+  })
+
+  it('revokes by id, and a running coordinator refuses the token at once', async () => {
+    const made = await createToken(t.db.orm, 'operator', { label: 'leaked' })
+    const server = await startServer({
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      config: { tokenCacheMs: 600_000 },
+      log: () => {},
+    })
+    const use = async () =>
+      (await fetch(`${server.url}/v1/subagents/x`, { headers: { authorization: `Bearer ${made.token}` } }))
+        .status
+    try {
+      expect(await use()).toBe(404)
+      const { stdout } = await preflight('revoke', String(made.id))
+      expect(stdout).toBe(`revoked token ${made.id} (operator, leaked)\n`)
+      const started = Date.now()
+      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
+      expect(Date.now() - started).toBeLessThan(2_000)
+    } finally {
+      await server.stop()
+    }
+    expect((await preflight('list')).stdout).toMatch(new RegExp(`^${made.id}\\s+operator\\s+revoked`, 'm'))
+  })
+
+  it('exits 1 for an unknown id and 2 for one that is not a whole number', async () => {
+    expect(await failing('revoke', '987654')).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/no token with id 987654/),
+    })
+    expect(await failing('revoke', 'abc')).toMatchObject({ code: 2 })
+    expect(await failing('revoke')).toMatchObject({ code: 2 })
+  })
+
+  it('creates a token that expires with --expires-in, and refuses a duration it cannot read', async () => {
+    const { stdout } = await preflight('create', '--role', 'worker', '--expires-in', '2h')
+    const found = await findActiveToken(t.db.orm, hashToken(stdout.trim()))
+    const hours = ((found?.expires_ms ?? 0) - Date.now()) / 3_600_000
+    expect(hours).toBeGreaterThan(1.99)
+    expect(hours).toBeLessThanOrEqual(2)
+    expect(await failing('create', '--role', 'worker', '--expires-in', 'soon')).toMatchObject({ code: 2 })
   })
 })
 

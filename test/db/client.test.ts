@@ -27,6 +27,23 @@ describe('database connections', () => {
     }
   })
 
+  it('turns a connection the server terminated (57P01, as at shutdown) into 503 unavailable', async () => {
+    const db = connectPostgres(t.url as string, { poolSize: 1 })
+    try {
+      const [me] = await rows<{ pid: number }>(db.orm, sql`SELECT pg_backend_pid() AS pid`)
+      const sleeping = db.orm.execute(sql`SELECT pg_sleep(5)`).catch((e: unknown) => e)
+      await t.db.orm.execute(sql`SELECT pg_terminate_backend(${me?.pid}::int)`)
+      expect(toApiError(await sleeping)).toMatchObject({ status: 503, code: 'unavailable' })
+      // postgres.js fails the statement after that one too (with the 57P01 itself): also a 503, and
+      // the one after answers.
+      const next = await rows(db.orm, sql`SELECT 1 AS one`).catch((e: unknown) => e)
+      if (!Array.isArray(next)) expect(toApiError(next)).toMatchObject({ status: 503, code: 'unavailable' })
+      expect(await rows(db.orm, sql`SELECT 1 AS one`)).toEqual([{ one: 1 }])
+    } finally {
+      await db.close()
+    }
+  })
+
   it('runs a PREPARED statement as a named prepared statement of its connection', async () => {
     const db = connectPostgres(t.url as string, { poolSize: 1 })
     try {

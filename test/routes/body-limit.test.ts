@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { seedTokens } from '../../src/auth.js'
+import { syncBootstrapTokens } from '../../src/auth.js'
 import { type RunningServer, startServer } from '../../src/server.js'
 import { tokens } from '../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
@@ -38,7 +38,7 @@ describe('the body limit over HTTP', () => {
   let server: RunningServer
   beforeAll(async () => {
     t = await createTestDatabase()
-    await seedTokens(t.db.orm, [{ role: 'admin', token: tokens.admin }])
+    await syncBootstrapTokens(t.db.orm, [{ role: 'admin', token: tokens.admin }])
     server = await startServer({
       db: t.db,
       port: 0,

@@ -38,6 +38,8 @@ describe('typed client and OpenAPI document', () => {
         '/v1/dispatches/{id}/preflight',
         '/v1/dispatches/{id}/events',
         '/v1/dispatches/{id}/complete',
+        '/v1/tokens',
+        '/v1/tokens/{id}',
       ]),
     )
     expect(doc.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer' })

@@ -43,6 +43,9 @@ export const routes: RouteCase[] = [
     roles: ['worker'],
     body: { ...fence, exitCode: 0 },
   },
+  // admin only
+  { method: 'GET', path: '/v1/tokens', roles: [] },
+  { method: 'DELETE', path: '/v1/tokens/999999', roles: [] },
 ]
 
 export const withBody = routes.filter(

@@ -4,7 +4,7 @@
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../src/app.js'
-import { seedTokens } from '../../src/auth.js'
+import { syncBootstrapTokens } from '../../src/auth.js'
 import { connectPostgres, type Database } from '../../src/db/client.js'
 import { tokens } from '../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
@@ -15,7 +15,7 @@ let locker: postgres.Sql
 
 beforeAll(async () => {
   t = await createTestDatabase()
-  await seedTokens(t.db.orm, [{ role: 'operator', token: tokens.operator }])
+  await syncBootstrapTokens(t.db.orm, [{ role: 'operator', token: tokens.operator }])
   db = connectPostgres(t.url as string, { poolSize: 2, statementTimeoutMs: 300 })
   locker = postgres(t.url as string, { max: 1, onnotice: () => {} })
 })

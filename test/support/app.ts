@@ -1,7 +1,7 @@
 // An app on a fresh test database with one seeded token per role, and a JSON request helper.
 
 import { createApp } from '../../src/app.js'
-import { seedTokens } from '../../src/auth.js'
+import { syncBootstrapTokens } from '../../src/auth.js'
 import type { Role } from '../../src/contract/api.js'
 import type { CoordinatorConfig } from '../../src/deps.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from './db.js'
@@ -36,7 +36,7 @@ export async function createTestApp(
   opts: { pglite?: boolean } = {},
 ): Promise<TestApp> {
   const t = opts.pglite ? await createPgliteDatabase() : await createTestDatabase()
-  await seedTokens(
+  await syncBootstrapTokens(
     t.db.orm,
     Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
   )

@@ -1,0 +1,111 @@
+// A TCP proxy in front of PostgreSQL for outage tests: it forwards, refuses (no listener: connects
+// get ECONNREFUSED, open connections are cut), or stalls (accepts and forwards nothing, as a host
+// that stopped answering). The shared server itself is never touched.
+import { connect, createServer, type Server, type Socket } from 'node:net'
+
+export type ProxyMode = 'forward' | 'refuse' | 'stall'
+
+export interface TcpProxy {
+  port: number
+  // `url` with its host and port replaced by the proxy's.
+  via(url: string): string
+  // Cuts every open connection and stops listening; `forward()` or `stall()` listens again.
+  refuse(): Promise<void>
+  forward(): Promise<void>
+  // Accepts connections but passes no byte either way; open connections go silent too.
+  stall(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let mode: ProxyMode = 'forward'
+  const open = new Set<Socket>()
+  const pairs = new Set<[Socket, Socket]>()
+  const stalled = new Set<Socket>()
+  const track = (s: Socket) => {
+    open.add(s)
+    s.once('close', () => open.delete(s))
+    s.on('error', () => s.destroy())
+  }
+  const onConnection = (client: Socket) => {
+    track(client)
+    if (mode === 'stall') {
+      stalled.add(client)
+      return client.pause()
+    }
+    const upstream = connect(target.port, target.host)
+    track(upstream)
+    const pair: [Socket, Socket] = [client, upstream]
+    pairs.add(pair)
+    client.pipe(upstream)
+    upstream.pipe(client)
+    const end = () => {
+      pairs.delete(pair)
+      client.destroy()
+      upstream.destroy()
+    }
+    client.once('close', end)
+    upstream.once('close', end)
+  }
+  let server: Server | undefined
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const s = createServer(onConnection)
+      s.once('error', reject)
+      s.listen(port, '127.0.0.1', () => {
+        server = s
+        resolve((s.address() as { port: number }).port)
+      })
+    })
+  const stopListening = () =>
+    new Promise<void>((resolve) => {
+      const s = server
+      server = undefined
+      if (!s) return resolve()
+      s.close(() => resolve())
+    })
+  const cutAll = () => {
+    for (const s of open) s.destroy()
+  }
+  const port = await listen(0)
+
+  return {
+    port,
+    via(url) {
+      const u = new URL(url)
+      u.hostname = '127.0.0.1'
+      u.port = String(port)
+      return u.toString()
+    },
+    async refuse() {
+      mode = 'refuse'
+      const closing = stopListening()
+      cutAll()
+      await closing
+    },
+    // Connections that went silent stay so: they are cut, as a peer that lost its state would.
+    async forward() {
+      mode = 'forward'
+      for (const s of stalled) s.destroy()
+      stalled.clear()
+      if (!server) await listen(port)
+    },
+    async stall() {
+      mode = 'stall'
+      for (const pair of pairs) {
+        const [client, upstream] = pair
+        client.unpipe(upstream)
+        upstream.unpipe(client)
+        client.pause()
+        upstream.pause()
+        stalled.add(client)
+      }
+      if (!server) await listen(port)
+    },
+    async close() {
+      const closing = stopListening()
+      cutAll()
+      await closing
+    },
+  }
+}
