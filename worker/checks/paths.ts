@@ -6,7 +6,17 @@ import { agentAccess, reachable } from './access.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
 import { isMissing, isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
-import { isInside, linkProblem, walkGlob } from './walk.js'
+import {
+  childPath,
+  type Frame,
+  hiddenByRealPath,
+  isInside,
+  linkProblem,
+  MAX_REJECTED,
+  repeats,
+  rootFrame,
+  walkGlob,
+} from './walk.js'
 
 export async function checkPaths(pattern: string, ctx: CheckContext): Promise<Finding> {
   const plan = planPattern(pattern)
@@ -27,6 +37,11 @@ function unmet(entriesScanned: number, rejected: Rejected[] = []): Finding {
   return { status: 'unmet', reason: Reason.NoMatch, observed: { entriesScanned, rejected } }
 }
 
+function met(match: string): Finding {
+  return { status: 'met', observed: { match } }
+}
+
+// A literal names one path: the walk rules do not apply (`.git/HEAD` may be required), its real path decides.
 function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): Finding {
   const abs = join(ctx.workspace, plan.path)
   try {
@@ -43,35 +58,71 @@ function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): F
   if (agent && !reachable(abs, agent.who, agent.cache)) {
     return unmet(0, [{ path: plan.path, why: Rejection.Unreachable }])
   }
-  return { status: 'met', observed: { match: plan.path } }
+  return met(plan.path)
 }
 
 async function checkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): Promise<Finding> {
-  // .git/ is git's own state, never walked, even when a pattern's prefix names it
-  if (plan.base.split('/').includes('.git')) return unmet(0)
-  const baseProblem = plan.base === '' ? undefined : checkBase(plan.base, realRoot, ctx)
-  if (baseProblem) return baseProblem
-  const walked = await walkGlob(plan, realRoot, ctx)
+  const start = enterPrefix(plan, realRoot, ctx)
+  if (!('real' in start)) return start
+  const rejected: Rejected[] = []
+  // the prefix is an entry like any other: a pattern may match it (not `dir/**`, read as `dir/**/*`)
+  if (start.rel !== '' && plan.matches(start.rel)) {
+    if (reachesAsAgent(start.rel, ctx)) return met(start.rel)
+    rejected.push({ path: start.rel, why: Rejection.Unreachable })
+  }
+  const walked = await walkGlob(plan, start, realRoot, ctx)
   if (walked.stopped) {
     return { status: 'error', reason: walked.stopped, observed: { entriesScanned: walked.entriesScanned } }
   }
-  if (walked.match !== undefined) return { status: 'met', observed: { match: walked.match } }
-  return unmet(walked.entriesScanned, walked.rejected)
+  if (walked.match !== undefined) return met(walked.match)
+  return unmet(walked.entriesScanned, [...rejected, ...walked.rejected].slice(0, MAX_REJECTED))
 }
 
-// The static prefix must be a directory whose real path is inside the workspace; below it the walk follows no links.
-function checkBase(base: string, realRoot: string, ctx: CheckContext): Finding | undefined {
-  let real: string
-  try {
-    real = realpathSync.native(join(ctx.workspace, base))
-  } catch (err) {
-    if (!isMissing(err)) throw err
-    return unmet(
-      0,
-      isSymlink(join(ctx.workspace, base)) ? [{ path: base, why: Rejection.DanglingSymlink }] : [],
-    )
+// The static prefix, directory by directory, under the walk's own rules (a glob sees nothing a walk from
+// the workspace would not): the frame the walk starts from, or the finding when there is nothing to walk.
+function enterPrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Frame | Finding {
+  let frame = rootFrame(realRoot)
+  if (plan.base === '') return frame
+  // one realpath when no directory of the prefix is a symlink, the common case
+  const direct = childPath(realRoot, plan.base)
+  if (!plan.base.split('/').includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
+    if (!statSync(direct).isDirectory()) return unmet(0)
+    return { rel: plan.base, real: direct, depth: 0, parent: frame, linked: false }
   }
-  if (!isInside(real, realRoot)) return unmet(0, [{ path: base, why: Rejection.SymlinkEscapesWorkspace }])
-  if (!statSync(real).isDirectory()) return unmet(0)
-  return undefined
+  for (const name of plan.base.split('/')) {
+    const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
+    // .git is never walked, even when the prefix names it; node_modules is named when in the prefix
+    if (name === '.git') return unmet(0)
+    const real = resolves(childPath(frame.real, name))
+    if (real === undefined) {
+      const dangling = isSymlink(join(ctx.workspace, rel))
+      return unmet(0, dangling ? [{ path: rel, why: Rejection.DanglingSymlink }] : [])
+    }
+    if (!isInside(real, realRoot)) return unmet(0, [{ path: rel, why: Rejection.SymlinkEscapesWorkspace }])
+    if (hiddenByRealPath(real, realRoot, plan) || repeats(frame, real) || !statSync(real).isDirectory())
+      return unmet(0)
+    frame = {
+      rel,
+      real,
+      depth: 0,
+      parent: frame,
+      linked: frame.linked || real !== childPath(frame.real, name),
+    }
+  }
+  return frame
+}
+
+// The real path of an entry, or undefined when it is not there (a dangling link, a loop, a file on the way).
+function resolves(path: string): string | undefined {
+  try {
+    return realpathSync.native(path)
+  } catch (err) {
+    if (isMissing(err)) return undefined
+    throw err
+  }
+}
+
+function reachesAsAgent(rel: string, ctx: CheckContext): boolean {
+  const agent = agentAccess(ctx)
+  return !agent || reachable(join(ctx.workspace, rel), agent.who, agent.cache)
 }
