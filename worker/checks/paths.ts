@@ -87,7 +87,12 @@ function enterPrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Frame
   const direct = childPath(realRoot, plan.base)
   if (!plan.base.split('/').includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
     if (!statSync(direct).isDirectory()) return unmet(0)
-    return { rel: plan.base, real: direct, depth: 0, parent: frame, linked: false }
+    // no link on the way: each directory's real path is its path under the workspace's
+    for (const name of plan.base.split('/')) {
+      const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
+      frame = { rel, real: childPath(frame.real, name), depth: 0, parent: frame, linked: false }
+    }
+    return frame
   }
   for (const name of plan.base.split('/')) {
     const rel = frame.rel === '' ? name : `${frame.rel}/${name}`

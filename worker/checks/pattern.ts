@@ -66,20 +66,24 @@ export function matchedAs(pattern: string): string {
   return pattern === '**' || pattern.endsWith('/**') ? `${pattern}/*` : pattern
 }
 
+// The characters picomatch gives a meaning somewhere: globs, classes, braces, extglobs, "…" quotes, and
+// those it passes into its regular expression as they are (`a/b|c` matches `c`, `$$` matches `$`, `a)+`
+// matches `a))`). Without any of them, picomatch's matcher accepts nothing but the pattern itself.
+const GLOB_CHARS = /[*?[\]{}()|$^+"]/
+
 function compilePattern(input: string): PatternPlan {
   const { pattern, dirOnly } = readPattern(input)
-  const scan = picomatch.scan(pattern, { parts: true })
-  if (!scan.isGlob) return { glob: false, path: pattern, dirOnly }
-  const base = scan.base
-  const baseDepth = base === '' ? 0 : base.split('/').length
-  const rest = (scan.parts ?? []).slice(baseDepth)
+  if (!GLOB_CHARS.test(pattern)) return { glob: false, path: pattern, dirOnly }
+  const segments = pattern.split('/')
+  // the static prefix: the leading plain segments, none when a "|" may split the whole expression
+  const plain = pattern.includes('|') ? 0 : segments.findIndex((segment) => GLOB_CHARS.test(segment))
   return {
     glob: true,
-    base,
+    base: segments.slice(0, plain).join('/'),
     dirOnly,
     matches: matcher(pattern),
-    mayEnter: pruner(rest, pattern),
-    namesNodeModules: pattern.split('/').includes('node_modules'),
+    mayEnter: pruner(segments.slice(plain), pattern),
+    namesNodeModules: segments.includes('node_modules'),
   }
 }
 
@@ -91,11 +95,11 @@ function matcher(pattern: string): Matcher {
 }
 
 // Segment by segment up to the first globstar; past it anything may hold a match. When a segment cannot be
-// matched on its own (a brace, bracket or extglob spanning "/", an extglob that may match nothing), nothing
-// is pruned. A segment's matcher keeps the exact-string rule: a path equal to the pattern has each segment
-// equal to the pattern's.
+// matched on its own — a brace, bracket, extglob, quote or "|" that may span a "/", or a "$", which picomatch
+// compiles differently in a pattern of one segment ("$$*" does not match "$$") — nothing is pruned. A
+// segment's matcher keeps the exact-string rule: a path equal to the pattern has each segment equal to its.
 function pruner(parts: string[], pattern: string): GlobPlan['mayEnter'] {
-  if (pattern.includes('(') || parts.some((p) => p.includes('/'))) return () => true
+  if (/[(|"$]/.test(pattern) || !parts.every(balanced)) return () => true
   const star = parts.findIndex((p) => p.includes('**'))
   const fixed = (star === -1 ? parts : parts.slice(0, star)).map((p) => picomatch(p, MATCH_OPTIONS))
   return (name, depth) => {
@@ -105,4 +109,10 @@ function pruner(parts: string[], pattern: string): GlobPlan['mayEnter'] {
     // past the fixed segments: a globstar continues, a pattern without one ends here
     return star !== -1 && depth - 1 >= star
   }
+}
+
+// As many "[" as "]" and "{" as "}": no class or brace is cut by the "/" around this segment.
+function balanced(segment: string): boolean {
+  const count = (c: string) => segment.split(c).length - 1
+  return count('[') === count(']') && count('{') === count('}')
 }

@@ -364,6 +364,14 @@ describe('paths: symlinked directories', () => {
     expect(await checkPaths('a/up/a/*.txt', ctx)).toMatchObject({ status: 'unmet' })
   })
 
+  it('does not enter a directory of the static prefix again through a link below it', async () => {
+    const ws = tempDir()
+    write(ws, 'a/x')
+    link(ws, 'a/b/up', '..')
+    expect(await checkPaths('a/b/*/x', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('a/b/*', context(ws))).toEqual({ status: 'met', observed: { match: 'a/b/up' } })
+  })
+
   it('does not loop between two directories that link to each other', async () => {
     const ws = tempDir()
     link(ws, 'a/to-b', '../b')
