@@ -60,9 +60,10 @@ export async function walkGlob(
       if (name === '.git' || (name === 'node_modules' && !plan.namesNodeModules)) continue
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
       const matches = plan.matches(rel)
-      const mayEnter = plan.mayEnter(name, frame.depth + 1)
-      if (!matches && !(mayEnter && (entry.isDirectory() || entry.isSymbolicLink()))) continue
       const isLink = entry.isSymbolicLink()
+      const mayEnter = (isLink || entry.isDirectory()) && plan.mayEnter(name, frame.depth + 1)
+      // neither a match nor a directory that may hold one: no syscall
+      if (!matches && !mayEnter) continue
       const seen: Seen = isLink
         ? followLink(childPath(frame.real, name), realRoot, plan)
         : { real: childPath(frame.real, name), isDir: entry.isDirectory() }
