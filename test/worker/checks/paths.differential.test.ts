@@ -12,17 +12,8 @@ import type { Finding } from '../../../worker/checks/index.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
 import { context } from './helpers.js'
 import { oracle, type WalkMemo } from './paths-oracle.js'
-import {
-  buildTree,
-  NAMES,
-  type PatternSpec,
-  pathsThrough,
-  patternOf,
-  patternSpec,
-  rewrite,
-  type Tree,
-  tree,
-} from './paths-trees.js'
+import { type PatternSpec, patternOf, patternSpec, rewrite } from './paths-patterns.js'
+import { buildTree, NAMES, pathsThrough, type Tree, tree } from './paths-trees.js'
 
 const RUNS = Number(process.env.PREFLIGHT_FUZZ_RUNS ?? 300)
 const SEED = Number(process.env.PREFLIGHT_FUZZ_SEED ?? 16)
