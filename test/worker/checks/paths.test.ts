@@ -372,6 +372,19 @@ describe('paths: symlinked directories', () => {
     expect(await checkPaths('a/b/*', context(ws))).toEqual({ status: 'met', observed: { match: 'a/b/up' } })
   })
 
+  // setup is untrusted: 2 links per level, 30 levels, 2^30 paths without a loop among them
+  it('ends a walk through a link bomb at its bound, as error walk-limit', async () => {
+    const ws = tempDir()
+    for (let level = 0; level < 30; level++) {
+      mkdirSync(join(ws, `d${level}`))
+      link(ws, `d${level}/a`, `../d${level + 1}`)
+      link(ws, `d${level}/b`, `../d${level + 1}`)
+    }
+    mkdirSync(join(ws, 'd30'))
+    const finding = await checkPaths('d0/**/nothing', context(ws, {}, { maxEntries: 5_000 }))
+    expect(finding).toMatchObject({ status: 'error', reason: 'walk-limit' })
+  })
+
   it('does not loop between two directories that link to each other', async () => {
     const ws = tempDir()
     link(ws, 'a/to-b', '../b')
