@@ -62,15 +62,18 @@ function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): F
 }
 
 async function checkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): Promise<Finding> {
-  const start = enterPrefix(plan, realRoot, ctx)
-  if (!('real' in start)) return start
+  const prefix = seePrefix(plan, realRoot, ctx)
+  if (!('entry' in prefix)) return prefix
+  const { entry, isDir } = prefix
   const rejected: Rejected[] = []
-  // the prefix is an entry like any other: a pattern may match it (not `dir/**`, read as `dir/**/*`)
-  if (start.rel !== '' && plan.matches(start.rel)) {
-    if (reachesAsAgent(start.rel, ctx)) return met(start.rel)
-    rejected.push({ path: start.rel, why: Rejection.Unreachable })
+  // the prefix is an entry like any other: a pattern may match it (not `dir/**`, read as `dir/**/*`), even
+  // where it cannot be entered
+  if (entry.rel !== '' && plan.matches(entry.rel) && (isDir || !plan.dirOnly)) {
+    if (reachesAsAgent(entry.rel, ctx)) return met(entry.rel)
+    rejected.push({ path: entry.rel, why: Rejection.Unreachable })
   }
-  const walked = await walkGlob(plan, start, realRoot, ctx)
+  if (!isDir || (entry.parent && repeats(entry.parent, entry.real))) return unmet(0, rejected)
+  const walked = await walkGlob(plan, entry, realRoot, ctx)
   if (walked.stopped) {
     return { status: 'error', reason: walked.stopped, observed: { entriesScanned: walked.entriesScanned } }
   }
@@ -78,23 +81,32 @@ async function checkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): P
   return unmet(walked.entriesScanned, [...rejected, ...walked.rejected].slice(0, MAX_REJECTED))
 }
 
-// The static prefix, directory by directory, under the walk's own rules (a glob sees nothing a walk from
-// the workspace would not): the frame the walk starts from, or the finding when there is nothing to walk.
-function enterPrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Frame | Finding {
+interface Prefix {
+  // the static prefix as the walk would see it: its path, real path, the directories on its way
+  entry: Frame
+  isDir: boolean
+}
+
+// The static prefix under the walk's own rules (a glob sees nothing a walk from the workspace would not):
+// its directories entered one by one, the prefix itself seen; or the finding when it is not to be seen.
+function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix | Finding {
   let frame = rootFrame(realRoot)
-  if (plan.base === '') return frame
+  if (plan.base === '') return { entry: frame, isDir: true }
+  const names = plan.base.split('/')
   // one realpath when no directory of the prefix is a symlink, the common case
   const direct = childPath(realRoot, plan.base)
-  if (!plan.base.split('/').includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
-    if (!statSync(direct).isDirectory()) return unmet(0)
+  if (!names.includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
     // no link on the way: each directory's real path is its path under the workspace's
-    for (const name of plan.base.split('/')) {
+    for (const name of names) {
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
       frame = { rel, real: childPath(frame.real, name), depth: 0, parent: frame, linked: false }
     }
-    return frame
+    return { entry: frame, isDir: statSync(direct).isDirectory() }
   }
-  for (const name of plan.base.split('/')) {
+  let isDir = true
+  for (const [i, name] of names.entries()) {
+    // a directory on the way must be entered; the prefix itself need only be seen
+    if (i > 0 && (!isDir || repeats(frame.parent as Frame, frame.real))) return unmet(0)
     const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
     // .git is never walked, even when the prefix names it; node_modules is named when in the prefix
     if (name === '.git') return unmet(0)
@@ -104,8 +116,8 @@ function enterPrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Frame
       return unmet(0, dangling ? [{ path: rel, why: Rejection.DanglingSymlink }] : [])
     }
     if (!isInside(real, realRoot)) return unmet(0, [{ path: rel, why: Rejection.SymlinkEscapesWorkspace }])
-    if (hiddenByRealPath(real, realRoot, plan) || repeats(frame, real) || !statSync(real).isDirectory())
-      return unmet(0)
+    if (hiddenByRealPath(real, realRoot, plan)) return unmet(0)
+    isDir = statSync(real).isDirectory()
     frame = {
       rel,
       real,
@@ -114,7 +126,7 @@ function enterPrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Frame
       linked: frame.linked || real !== childPath(frame.real, name),
     }
   }
-  return frame
+  return { entry: frame, isDir }
 }
 
 // The real path of an entry, or undefined when it is not there (a dangling link, a loop, a file on the way).

@@ -364,6 +364,20 @@ describe('paths: symlinked directories', () => {
     expect(await checkPaths('a/up/a/*.txt', ctx)).toMatchObject({ status: 'unmet' })
   })
 
+  // found by the differential test: picomatch accepts `a b` for `a b/**/{**,a}` (and `f` for `f/**/@(*)`),
+  // whose globstar may stand for nothing before a segment that may match nothing
+  it('counts the static prefix as a match when the pattern matches it, though it cannot be entered', async () => {
+    const ws = tempDir()
+    link(ws, 'a b', '.')
+    write(ws, 'f')
+    expect(await checkPaths('a b/**/{**,a}', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'a b' },
+    })
+    expect(await checkPaths('f/**/@(*)', context(ws))).toEqual({ status: 'met', observed: { match: 'f' } })
+    expect(await checkPaths('f/**/@(*)/', context(ws))).toMatchObject({ status: 'unmet' })
+  })
+
   it('does not enter a directory of the static prefix again through a link below it', async () => {
     const ws = tempDir()
     write(ws, 'a/x')
