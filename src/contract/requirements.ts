@@ -8,15 +8,22 @@ export const EXEC_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/
 
 const noDuplicates = (list: string[]) => new Set(list).size === list.length
 
+// The grammar of SPEC §1 (docs/requirements.md, "paths"). `[\s\S]`, not `.`: a name may hold a newline, and
+// `.` would let one hide a ".." segment behind it.
 export const PathPattern = z
   .string()
   .min(1, 'a path pattern must not be empty')
   .max(MAX_PATTERN_LENGTH, `a path pattern must be at most ${MAX_PATTERN_LENGTH} characters`)
   .regex(/^[^/]/, 'a path pattern must be relative to the workspace, not absolute')
-  .regex(/^(?!(?:.*\/)?\.\.(?:\/|$))/, 'a path pattern must not contain a ".." segment')
+  .regex(/^(?!(?:[\s\S]*\/)?\.\.(?:\/|$))/, 'a path pattern must not contain a ".." segment')
   .regex(/^[^\\]*$/, 'a path pattern must use "/" separators, not backslashes')
   .regex(/^[^\0]*$/, 'a path pattern must not contain NUL')
   .regex(/^[^!]/, 'a path pattern must not be a negation (leading "!")')
+  .regex(/^(?![\s\S]*\/\/)/, 'a path pattern must be in normal form: no empty segment ("a//b")')
+  .regex(
+    /^(?:\.\/)?(?!(?:[\s\S]*\/)?\.(?:\/|$))[\s\S]/,
+    'a path pattern must be in normal form: no "." segment ("a/./b"), only one leading "./", and a name after it',
+  )
 
 export const ExecName = z
   .string()

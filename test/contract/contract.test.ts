@@ -27,6 +27,14 @@ describe('contextRequires validation', () => {
     ['a NUL', 'a\0b'],
     ['a negation', '!src/**'],
     ['a pattern over 512 characters', 'a'.repeat(513)],
+    ['an empty segment', 'src//index.ts'],
+    ['a trailing empty segment', 'dist//'],
+    ['a "." segment', 'src/./index.ts'],
+    ['a trailing "." segment', 'src/.'],
+    ['a repeated leading "./"', '././src/*.ts'],
+    ['nothing after "./"', './'],
+    ['only "."', '.'],
+    ['a ".." segment after a newline', 'x\n/../etc/passwd'],
   ])('rejects a path pattern with %s', (_why, pattern) => rejects({ paths: [pattern] }))
 
   it('accepts globs, dotfiles and names that merely contain two dots', () => {
@@ -37,6 +45,11 @@ describe('contextRequires validation', () => {
       'a..b',
       '{a,b}/[cd]?.x',
       'a'.repeat(512),
+      './src/*.ts',
+      'dist/',
+      'src/generated/**/',
+      'docs/a(b).txt',
+      '.github/.x/...',
     ]
     expect(ContextRequires.parse({ paths: ok }).paths).toEqual(ok)
   })

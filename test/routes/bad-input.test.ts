@@ -74,10 +74,13 @@ describe('bad input', () => {
     expectEnvelope(await h.call('GET', '/v1/subagents/x?bogus=1'), 400, 'invalid-request')
   })
 
-  it('refuses a subagent definition with an invalid contextRequires', async () => {
-    const body = { ...definition('bad'), contextRequires: { paths: ['/etc/passwd'] } }
-    expectEnvelope(await h.call('POST', '/v1/subagents', { body }), 400, 'invalid-request')
-  })
+  it.each(['/etc/passwd', 'src//index.ts', 'src/./index.ts'])(
+    'refuses a subagent definition with the path pattern %j',
+    async (pattern) => {
+      const body = { ...definition('bad'), contextRequires: { paths: [pattern] } }
+      expectEnvelope(await h.call('POST', '/v1/subagents', { body }), 400, 'invalid-request')
+    },
+  )
 
   it('refuses a NUL the database cannot store (in a key) with 400, not 500', async () => {
     const id = await queueDispatch(h)

@@ -18,6 +18,8 @@ export class DirectoryCache {
       entries = readdirSync(dir, { withFileTypes: true })
       this.entriesRead += entries.length
     } catch (err) {
+      // only a directory that is not there is empty: one that cannot be read (EACCES) may hold the match,
+      // so it is a fault the evaluator reports as `error`, never a miss
       if (!isMissing(err)) throw err
       entries = null
     }

@@ -6,7 +6,17 @@ import { agentAccess, reachable } from './access.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
 import { isMissing, isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
-import { isInside, linkProblem, walkGlob } from './walk.js'
+import {
+  childPath,
+  type Frame,
+  hiddenByRealPath,
+  isInside,
+  linkProblem,
+  MAX_REJECTED,
+  repeats,
+  rootFrame,
+  walkGlob,
+} from './walk.js'
 
 export async function checkPaths(pattern: string, ctx: CheckContext): Promise<Finding> {
   const plan = planPattern(pattern)
@@ -27,6 +37,11 @@ function unmet(entriesScanned: number, rejected: Rejected[] = []): Finding {
   return { status: 'unmet', reason: Reason.NoMatch, observed: { entriesScanned, rejected } }
 }
 
+function met(match: string): Finding {
+  return { status: 'met', observed: { match } }
+}
+
+// A literal names one path: the walk rules do not apply (`.git/HEAD` may be required), its real path decides.
 function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): Finding {
   const abs = join(ctx.workspace, plan.path)
   try {
@@ -43,35 +58,88 @@ function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): F
   if (agent && !reachable(abs, agent.who, agent.cache)) {
     return unmet(0, [{ path: plan.path, why: Rejection.Unreachable }])
   }
-  return { status: 'met', observed: { match: plan.path } }
+  return met(plan.path)
 }
 
 async function checkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): Promise<Finding> {
-  // .git/ is git's own state, never walked, even when a pattern's prefix names it
-  if (plan.base.split('/').includes('.git')) return unmet(0)
-  const baseProblem = plan.base === '' ? undefined : checkBase(plan.base, realRoot, ctx)
-  if (baseProblem) return baseProblem
-  const walked = await walkGlob(plan, realRoot, ctx)
+  const prefix = seePrefix(plan, realRoot, ctx)
+  if (!('entry' in prefix)) return prefix
+  const { entry, isDir } = prefix
+  const rejected: Rejected[] = []
+  // the prefix is an entry like any other: a pattern may match it (not `dir/**`, read as `dir/**/*`), even
+  // where it cannot be entered
+  if (entry.rel !== '' && plan.matches(entry.rel) && (isDir || !plan.dirOnly)) {
+    if (reachesAsAgent(entry.rel, ctx)) return met(entry.rel)
+    rejected.push({ path: entry.rel, why: Rejection.Unreachable })
+  }
+  if (!isDir || (entry.parent && repeats(entry.parent, entry.real))) return unmet(0, rejected)
+  const walked = await walkGlob(plan, entry, realRoot, ctx)
   if (walked.stopped) {
     return { status: 'error', reason: walked.stopped, observed: { entriesScanned: walked.entriesScanned } }
   }
-  if (walked.match !== undefined) return { status: 'met', observed: { match: walked.match } }
-  return unmet(walked.entriesScanned, walked.rejected)
+  if (walked.match !== undefined) return met(walked.match)
+  return unmet(walked.entriesScanned, [...rejected, ...walked.rejected].slice(0, MAX_REJECTED))
 }
 
-// The static prefix must be a directory whose real path is inside the workspace; below it the walk follows no links.
-function checkBase(base: string, realRoot: string, ctx: CheckContext): Finding | undefined {
-  let real: string
-  try {
-    real = realpathSync.native(join(ctx.workspace, base))
-  } catch (err) {
-    if (!isMissing(err)) throw err
-    return unmet(
-      0,
-      isSymlink(join(ctx.workspace, base)) ? [{ path: base, why: Rejection.DanglingSymlink }] : [],
-    )
+interface Prefix {
+  // the static prefix as the walk would see it: its path, real path, the directories on its way
+  entry: Frame
+  isDir: boolean
+}
+
+// The static prefix under the walk's own rules (a glob sees nothing a walk from the workspace would not):
+// its directories entered one by one, the prefix itself seen; or the finding when it is not to be seen.
+function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix | Finding {
+  let frame = rootFrame(realRoot)
+  if (plan.base === '') return { entry: frame, isDir: true }
+  const names = plan.base.split('/')
+  // one realpath when no directory of the prefix is a symlink, the common case
+  const direct = childPath(realRoot, plan.base)
+  if (!names.includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
+    // no link on the way: each directory's real path is its path under the workspace's
+    for (const name of names) {
+      const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
+      frame = { rel, real: childPath(frame.real, name), depth: 0, parent: frame, linked: false }
+    }
+    return { entry: frame, isDir: statSync(direct).isDirectory() }
   }
-  if (!isInside(real, realRoot)) return unmet(0, [{ path: base, why: Rejection.SymlinkEscapesWorkspace }])
-  if (!statSync(real).isDirectory()) return unmet(0)
-  return undefined
+  let isDir = true
+  for (const [i, name] of names.entries()) {
+    // a directory on the way must be entered; the prefix itself need only be seen
+    if (i > 0 && (!isDir || repeats(frame.parent as Frame, frame.real))) return unmet(0)
+    const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
+    // .git is never walked, even when the prefix names it; node_modules is named when in the prefix
+    if (name === '.git') return unmet(0)
+    const real = resolves(childPath(frame.real, name))
+    if (real === undefined) {
+      const dangling = isSymlink(join(ctx.workspace, rel))
+      return unmet(0, dangling ? [{ path: rel, why: Rejection.DanglingSymlink }] : [])
+    }
+    if (!isInside(real, realRoot)) return unmet(0, [{ path: rel, why: Rejection.SymlinkEscapesWorkspace }])
+    if (hiddenByRealPath(real, realRoot, plan)) return unmet(0)
+    isDir = statSync(real).isDirectory()
+    frame = {
+      rel,
+      real,
+      depth: 0,
+      parent: frame,
+      linked: frame.linked || real !== childPath(frame.real, name),
+    }
+  }
+  return { entry: frame, isDir }
+}
+
+// The real path of an entry, or undefined when it is not there (a dangling link, a loop, a file on the way).
+function resolves(path: string): string | undefined {
+  try {
+    return realpathSync.native(path)
+  } catch (err) {
+    if (isMissing(err)) return undefined
+    throw err
+  }
+}
+
+function reachesAsAgent(rel: string, ctx: CheckContext): boolean {
+  const agent = agentAccess(ctx)
+  return !agent || reachable(join(ctx.workspace, rel), agent.who, agent.cache)
 }

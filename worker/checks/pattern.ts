@@ -1,5 +1,7 @@
-// A paths pattern taken apart once: literal or glob, the static prefix a walk starts from, what it may enter.
+// A paths pattern read once (docs/requirements.md, "paths"): literal or glob, its one matcher, the static
+// prefix a walk starts from, the directories below it that can hold a match.
 import picomatch from 'picomatch'
+import { PathPattern } from '../../src/contract/index.js'
 
 export type Matcher = (path: string) => boolean
 
@@ -18,22 +20,27 @@ export interface GlobPlan {
   matches: Matcher
   // whether a directory at this depth below the base (1 = a child of the base) can hold a match
   mayEnter: (name: string, depth: number) => boolean
-  // node_modules/ is entered only when the pattern names it literally
-  entersNodeModules: boolean
+  // node_modules is seen only when a segment of the pattern is literally `node_modules`
+  namesNodeModules: boolean
 }
 
 export type PatternPlan = LiteralPlan | GlobPlan
 
-const OPTIONS = { dot: true } as const
+// The contract's reading of picomatch: dotfiles match, bracket classes are POSIX (`[!a]` negates, as `[^a]`
+// does; `[[:alpha:]]`), `/` is the only separator whatever the platform.
+export const MATCH_OPTIONS = { dot: true, posix: true, windows: false } as const
 
 // Plans are pure functions of the pattern; compiling picomatch expressions dominates a check of a few
 // patterns, so plans are kept across evaluations (bounded: definitions repeat the same patterns).
 const plans = new Map<string, PatternPlan>()
 const MAX_PLANS = 4096
 
+// Throws for a pattern the contract refuses: the evaluator reports those before a checker runs.
 export function planPattern(input: string): PatternPlan {
   let plan = plans.get(input)
   if (!plan) {
+    const problem = PathPattern.safeParse(input).error?.issues[0]?.message
+    if (problem) throw new Error(`invalid path pattern ${JSON.stringify(input)}: ${problem}`)
     if (plans.size >= MAX_PLANS) plans.clear()
     plan = compilePattern(input)
     plans.set(input, plan)
@@ -41,36 +48,60 @@ export function planPattern(input: string): PatternPlan {
   return plan
 }
 
-function compilePattern(input: string): PatternPlan {
+export interface ReadPattern {
+  // what picomatch is given: without the one leading "./" and the trailing "/" the grammar allows
+  pattern: string
+  dirOnly: boolean
+}
+
+export function readPattern(input: string): ReadPattern {
   const dirOnly = input.endsWith('/')
-  const pattern = input.replace(/^(\.\/)+/, '').replace(/\/+$/, '')
-  const scan = picomatch.scan(pattern, { parts: true })
-  if (!scan.isGlob) return { glob: false, path: pattern, dirOnly }
-  const base = scan.base
-  const baseDepth = base === '' ? 0 : base.split('/').length
-  const rest = (scan.parts ?? []).slice(baseDepth)
+  const pattern = input.slice(input.startsWith('./') ? 2 : 0, dirOnly ? -1 : undefined)
+  return { pattern, dirOnly }
+}
+
+// A last segment `**` stands for one segment or more: `dir/**` is matched as `dir/**/*`, so the directory
+// itself is not a match (picomatch alone accepts `dir` for `dir/**` and `{dir,x}/**`, not for `*/**`).
+export function matchedAs(pattern: string): string {
+  return pattern === '**' || pattern.endsWith('/**') ? `${pattern}/*` : pattern
+}
+
+// The characters picomatch gives a meaning somewhere: globs, classes, braces, extglobs, "…" quotes, and
+// those it passes into its regular expression as they are (`a/b|c` matches `c`, `$$` matches `$`, `a)+`
+// matches `a))`). Without any of them, picomatch's matcher accepts nothing but the pattern itself.
+const GLOB_CHARS = /[*?[\]{}()|$^+"]/
+
+function compilePattern(input: string): PatternPlan {
+  const { pattern, dirOnly } = readPattern(input)
+  if (!GLOB_CHARS.test(pattern)) return { glob: false, path: pattern, dirOnly }
+  const segments = pattern.split('/')
+  // the static prefix: the leading plain segments, none when a "|" may split the whole expression
+  const plain = pattern.includes('|') ? 0 : segments.findIndex((segment) => GLOB_CHARS.test(segment))
   return {
     glob: true,
-    base,
+    base: segments.slice(0, plain).join('/'),
     dirOnly,
     matches: matcher(pattern),
-    mayEnter: pruner(rest, pattern),
-    entersNodeModules: (scan.parts ?? []).includes('node_modules'),
+    mayEnter: pruner(segments.slice(plain), pattern),
+    namesNodeModules: segments.includes('node_modules'),
   }
 }
 
-// The compiled regular expression alone: picomatch's matcher function adds per-call work a walk cannot afford.
+// picomatch's matcher, exact-string rule included (`docs/a(b).txt` names the file of that name, though
+// its regular expression reads `(b)` as a group), without the per-call work of picomatch's function.
 function matcher(pattern: string): Matcher {
-  const re = picomatch.makeRe(pattern, OPTIONS)
-  return (path) => re.test(path)
+  const re = picomatch.makeRe(matchedAs(pattern), MATCH_OPTIONS)
+  return (path) => path === pattern || re.test(path)
 }
 
 // Segment by segment up to the first globstar; past it anything may hold a match. When a segment cannot be
-// matched on its own (a brace or extglob spanning "/"), nothing is pruned.
+// matched on its own — a brace, bracket, extglob, quote or "|" that may span a "/", or a "$", which picomatch
+// compiles differently in a pattern of one segment ("$$*" does not match "$$") — nothing is pruned. A
+// segment's matcher keeps the exact-string rule: a path equal to the pattern has each segment equal to its.
 function pruner(parts: string[], pattern: string): GlobPlan['mayEnter'] {
-  if (pattern.includes('(') || parts.some((p) => p.includes('/'))) return () => true
+  if (/[(|"$]/.test(pattern) || !parts.every(balanced)) return () => true
   const star = parts.findIndex((p) => p.includes('**'))
-  const fixed = (star === -1 ? parts : parts.slice(0, star)).map((p) => picomatch(p, OPTIONS))
+  const fixed = (star === -1 ? parts : parts.slice(0, star)).map((p) => picomatch(p, MATCH_OPTIONS))
   return (name, depth) => {
     if (star === -1 && depth >= parts.length) return false
     const segment = fixed[depth - 1]
@@ -78,4 +109,10 @@ function pruner(parts: string[], pattern: string): GlobPlan['mayEnter'] {
     // past the fixed segments: a globstar continues, a pattern without one ends here
     return star !== -1 && depth - 1 >= star
   }
+}
+
+// As many "[" as "]" and "{" as "}": no class or brace is cut by the "/" around this segment.
+function balanced(segment: string): boolean {
+  const count = (c: string) => segment.split(c).length - 1
+  return count('[') === count(']') && count('{') === count('}')
 }

@@ -1,4 +1,5 @@
-// The bounded, stop-at-first-match walk of one glob below its static prefix.
+// The bounded, stop-at-first-match walk of one glob below its static prefix, by the walk rules of
+// docs/requirements.md: symlinked directories are followed, judged by real path, loops cut.
 import { realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
@@ -7,7 +8,7 @@ import type { GlobPlan } from './pattern.js'
 import { isMissing } from './resolve.js'
 import type { CheckContext, Rejected } from './types.js'
 
-const MAX_REJECTED = 20
+export const MAX_REJECTED = 20
 // hand the event loop back this often, so timers (the timeout) and child processes (git) get their turn
 const SLICE_MS = 4
 
@@ -18,37 +19,70 @@ export interface WalkResult {
   stopped?: typeof Reason.WalkLimit | typeof Reason.Timeout
 }
 
-interface Frame {
+// A directory the walk entered: its path as the walk spells it, its real path, the directory it was entered from.
+export interface Frame {
   rel: string
+  real: string
+  // below the static prefix (1 = a child of it)
   depth: number
+  parent?: Frame
+  // a symlink was followed on the way here: only then can a real path repeat on the frame's path
+  linked: boolean
 }
 
-export async function walkGlob(plan: GlobPlan, realRoot: string, ctx: CheckContext): Promise<WalkResult> {
+// What an entry of a listing is, once its symlinks are followed.
+type Seen = { real: string; isDir: boolean } | { why: Rejection } | 'hidden'
+
+export function rootFrame(realRoot: string): Frame {
+  return { rel: '', real: realRoot, depth: 0, linked: false }
+}
+
+export async function walkGlob(
+  plan: GlobPlan,
+  start: Frame,
+  realRoot: string,
+  ctx: CheckContext,
+): Promise<WalkResult> {
   const result: WalkResult = { entriesScanned: 0, rejected: [] }
   const agent = agentAccess(ctx)
-  const stack: Frame[] = [{ rel: plan.base, depth: 0 }]
+  const stack: Frame[] = [start]
   let sliceStart = performance.now()
   await yieldToLoop()
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     if (ctx.signal.aborted) return { ...result, stopped: Reason.Timeout }
-    const entries =
-      ctx.listings.list(frame.rel === '' ? ctx.workspace : `${ctx.workspace}/${frame.rel}`) ?? []
+    // listed by real path (the directory the rules were judged on); unreadable (EACCES) throws: a fault
+    const entries = ctx.listings.list(frame.real) ?? []
     result.entriesScanned += entries.length
     if (result.entriesScanned > ctx.maxEntries) return { ...result, stopped: Reason.WalkLimit }
     const subdirs: Frame[] = []
     for (const entry of entries) {
       const name = entry.name
-      if (name === '.git' || (name === 'node_modules' && !plan.entersNodeModules)) continue
+      if (name === '.git' || (name === 'node_modules' && !plan.namesNodeModules)) continue
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
-      if (
-        plan.matches(rel) &&
-        accept(rel, entry.isSymbolicLink(), entry.isDirectory(), plan, realRoot, ctx, result) &&
-        (!agent || reaches(agent, rel, ctx, result))
-      ) {
-        return { ...result, match: rel }
+      const matches = plan.matches(rel)
+      const isLink = entry.isSymbolicLink()
+      const mayEnter = (isLink || entry.isDirectory()) && plan.mayEnter(name, frame.depth + 1)
+      // neither a match nor a directory that may hold one: no syscall
+      if (!matches && !mayEnter) continue
+      const seen: Seen = isLink
+        ? followLink(childPath(frame.real, name), realRoot, plan)
+        : { real: childPath(frame.real, name), isDir: entry.isDirectory() }
+      if (seen === 'hidden') continue
+      if ('why' in seen) {
+        if (matches) reject(result, rel, seen.why)
+        continue
       }
-      if (entry.isDirectory() && plan.mayEnter(name, frame.depth + 1))
-        subdirs.push({ rel, depth: frame.depth + 1 })
+      if (matches && (seen.isDir || !plan.dirOnly) && (!agent || reaches(agent, rel, ctx, result)))
+        return { ...result, match: rel }
+      const loops = (isLink || frame.linked) && repeats(frame, seen.real)
+      if (seen.isDir && mayEnter && !loops)
+        subdirs.push({
+          rel,
+          real: seen.real,
+          depth: frame.depth + 1,
+          parent: frame,
+          linked: frame.linked || isLink,
+        })
     }
     // files of a directory are tried before any subdirectory; subdirectories in listing order
     for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i] as Frame)
@@ -60,28 +94,45 @@ export async function walkGlob(plan: GlobPlan, realRoot: string, ctx: CheckConte
   return result
 }
 
-// A matching entry counts unless it is a symlink that dangles or leaves the workspace. Walks never enter
-// symlinked directories, so an entry reached without one has its real path inside the (contained) base.
-function accept(
-  rel: string,
-  isLink: boolean,
-  isDir: boolean,
-  plan: GlobPlan,
-  realRoot: string,
-  ctx: CheckContext,
-  result: WalkResult,
-): boolean {
-  if (!isLink) return isDir || !plan.dirOnly
-  const why = linkProblem(join(ctx.workspace, rel), realRoot, plan.dirOnly)
-  if (why === undefined) return true
-  if (why !== null && result.rejected.length < MAX_REJECTED) result.rejected.push({ path: rel, why })
+// A symlink by its target: not there (dangling, a loop), outside the workspace, or hidden from the walk.
+function followLink(path: string, realRoot: string, plan: GlobPlan): Seen {
+  let real: string
+  try {
+    real = realpathSync.native(path)
+  } catch (err) {
+    if (isMissing(err)) return { why: Rejection.DanglingSymlink }
+    throw err
+  }
+  if (!isInside(real, realRoot)) return { why: Rejection.SymlinkEscapesWorkspace }
+  if (hiddenByRealPath(real, realRoot, plan)) return 'hidden'
+  return { real, isDir: statSync(real).isDirectory() }
+}
+
+// The walk rules by real path: nothing in .git/, nothing in node_modules/ unless the pattern names it.
+export function hiddenByRealPath(real: string, realRoot: string, plan: GlobPlan): boolean {
+  if (real === realRoot) return false
+  const segments = real.slice(realRoot === '/' ? 1 : realRoot.length + 1).split('/')
+  return segments.includes('.git') || (!plan.namesNodeModules && segments.includes('node_modules'))
+}
+
+// Whether a directory's real path is already that of a directory on the frame's own path: entering it loops.
+export function repeats(frame: Frame, real: string): boolean {
+  for (let f: Frame | undefined = frame; f; f = f.parent) if (f.real === real) return true
   return false
+}
+
+export function childPath(dir: string, name: string): string {
+  return dir === '/' ? `/${name}` : `${dir}/${name}`
+}
+
+function reject(result: WalkResult, path: string, why: Rejection): void {
+  if (result.rejected.length < MAX_REJECTED) result.rejected.push({ path, why })
 }
 
 // Whether the agent can reach a match; one it cannot is listed, and the walk goes on.
 function reaches(agent: AgentAccess, rel: string, ctx: CheckContext, result: WalkResult): boolean {
   if (reachable(join(ctx.workspace, rel), agent.who, agent.cache)) return true
-  if (result.rejected.length < MAX_REJECTED) result.rejected.push({ path: rel, why: Rejection.Unreachable })
+  reject(result, rel, Rejection.Unreachable)
   return false
 }
 

@@ -129,6 +129,20 @@ describe('verify: requirements a coordinator should have refused', () => {
     }
     expect(byRequirement.sh?.status).toBe('met')
   })
+
+  it('answers error invalid-requirement for a path pattern not in normal form, though the file exists', async () => {
+    const ws = tempDir()
+    write(ws, 'src/index.ts')
+    const verdict = await verify(
+      { paths: ['src//index.ts', 'src/./index.ts', 'src/index.ts'] },
+      { workspace: ws, env: {} },
+    )
+    expect(verdict.results.map((r) => [r.requirement, r.status, r.reason])).toEqual([
+      ['src//index.ts', 'error', 'invalid-requirement'],
+      ['src/./index.ts', 'error', 'invalid-requirement'],
+      ['src/index.ts', 'met', undefined],
+    ])
+  })
 })
 
 describe('verify', () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -189,7 +190,7 @@ describe('paths: globs', () => {
     })
   })
 
-  it('does not follow directory symlinks below the prefix', async () => {
+  it('does not enter a symlinked directory that leaves the workspace', async () => {
     const ws = tempDir()
     const outside = tempDir()
     write(outside, 'deep/a.proto')
@@ -209,12 +210,37 @@ describe('paths: globs', () => {
     })
   })
 
-  it('does not count the static prefix itself as a match', async () => {
+  it('needs something inside dir for dir/**: the directory itself is not a match', async () => {
     const ws = tempDir()
     mkdirSync(join(ws, 'src/generated'), { recursive: true })
     expect((await checkPaths('src/generated/**', context(ws))).status).toBe('unmet')
     write(ws, 'src/generated/api.ts')
     expect((await checkPaths('src/generated/**', context(ws))).status).toBe('met')
+  })
+
+  // picomatch alone accepts `empty-dir` for `empty-dir/**`, `@(empty-dir)/**` and `{empty-dir,nope}/**`
+  // (not for `*/**`): every spelling reads a last `**` as one segment or more.
+  it.each([
+    'empty-dir/**',
+    '@(empty-dir)/**',
+    '{empty-dir,nope}/**',
+    'empty-di[r]/**',
+    '*/**',
+    'empty-dir/**/',
+    'empty-dir/**/**',
+  ])('reads %s as needing an entry inside the directory', async (pattern) => {
+    const ws = tempDir()
+    mkdirSync(join(ws, 'empty-dir'))
+    expect(await checkPaths(pattern, context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: expect.any(Number), rejected: [] },
+    })
+    mkdirSync(join(ws, 'empty-dir/sub'))
+    expect(await checkPaths(pattern, context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'empty-dir/sub' },
+    })
   })
 
   it('is error walk-limit, never met, when the walk reaches its bound', async () => {
@@ -234,6 +260,190 @@ describe('paths: globs', () => {
     expect(finding).toMatchObject({ status: 'error', reason: 'timeout' })
   })
 })
+
+describe('paths: the grammar, as picomatch reads it', () => {
+  // picomatch's matcher accepts the pattern's own string even where its regular expression reads a group
+  it.each(['docs/a(b).txt', 'docs/@(x).md', 'docs/+(y).md', 'docs/!(z).md', 'docs/c(d)+(e)@!.txt'])(
+    'is met by the file named %s, required by its plain name',
+    async (name) => {
+      const ws = tempDir()
+      write(ws, name)
+      expect(await checkPaths(name, context(ws))).toEqual({ status: 'met', observed: { match: name } })
+    },
+  )
+
+  it('reads [!k] as "any character but k", as [^k]', async () => {
+    const ws = tempDir()
+    write(ws, 'pkg181')
+    expect((await checkPaths('p[!k]g181', context(ws))).status).toBe('unmet')
+    expect((await checkPaths('p[^k]g181', context(ws))).status).toBe('unmet')
+    write(ws, 'p!g181')
+    expect(await checkPaths('p[!k]g181', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'p!g181' },
+    })
+  })
+
+  it('knows POSIX character classes', async () => {
+    const ws = tempDir()
+    write(ws, 'v1.txt')
+    expect((await checkPaths('v[[:alpha:]].txt', context(ws))).status).toBe('unmet')
+    expect((await checkPaths('v[[:digit:]].txt', context(ws))).status).toBe('met')
+  })
+
+  it.each(['src//index.ts', 'src/./index.ts', '././src/index.ts', 'src/*.ts//', './'])(
+    'refuses %j, which is not in normal form, instead of matching it',
+    async (pattern) => {
+      const ws = tempDir()
+      write(ws, 'src/index.ts')
+      await expect(checkPaths(pattern, context(ws))).rejects.toThrow(/normal form/)
+    },
+  )
+})
+
+describe('paths: symlinked directories', () => {
+  it('follows a symlinked directory inside the workspace below the static prefix as at it', async () => {
+    const ws = tempDir()
+    write(ws, 'real/a.ts')
+    link(ws, 'link', 'real')
+    expect(await checkPaths('link/*', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'link/a.ts' },
+    })
+    expect(await checkPaths('**/link/*', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'link/a.ts' },
+    })
+    expect(await checkPaths('*/link/*', context(ws))).toMatchObject({ status: 'unmet' })
+  })
+
+  it('never reaches .git through a symlink, at the prefix or below it', async () => {
+    const ws = tempDir()
+    write(ws, '.git/HEAD')
+    write(ws, '.git/refs/heads/main')
+    link(ws, 'gitlink', '.git')
+    link(ws, 'sub/refs', '../.git/refs')
+    for (const pattern of ['gitlink/HEA?', 'gitlink/refs/**', '**/HEAD', '**/main', 'git*', 'sub/*'])
+      expect(await checkPaths(pattern, context(ws)), pattern).toMatchObject({ status: 'unmet' })
+    // a literal names one path: no walk, no walk rules
+    expect(await checkPaths('gitlink/HEAD', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('reaches node_modules through a symlink only when the pattern names node_modules', async () => {
+    const ws = tempDir()
+    write(ws, 'node_modules/left-pad/package.json')
+    link(ws, 'nmlink', 'node_modules')
+    link(ws, 'vendor/left-pad', '../node_modules/left-pad')
+    for (const pattern of ['nmlink/*/package.json', 'vendor/*/package.json', '**/package.json', 'nm*'])
+      expect(await checkPaths(pattern, context(ws)), pattern).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('node_modules/*/package.json', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('finds a package that pnpm links into node_modules', async () => {
+    const ws = tempDir()
+    write(ws, 'node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/package.json')
+    link(ws, 'node_modules/left-pad', '.pnpm/left-pad@1.3.0/node_modules/left-pad')
+    expect(await checkPaths('node_modules/*/package.json', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'node_modules/left-pad/package.json' },
+    })
+  })
+
+  it('sees a symlink to a directory on its own path but does not enter it again', async () => {
+    const ws = tempDir()
+    write(ws, 'a/b.txt')
+    link(ws, 'a/up', '..')
+    link(ws, 'a/self', '.')
+    const ctx = context(ws)
+    expect(await checkPaths('**/nothing', ctx)).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 4, rejected: [] },
+    })
+    expect(await checkPaths('**/up', ctx)).toEqual({ status: 'met', observed: { match: 'a/up' } })
+    expect(await checkPaths('a/up/a/*.txt', ctx)).toMatchObject({ status: 'unmet' })
+  })
+
+  // found by the differential test: picomatch accepts `a b` for `a b/**/{**,a}` (and `f` for `f/**/@(*)`),
+  // whose globstar may stand for nothing before a segment that may match nothing
+  it('counts the static prefix as a match when the pattern matches it, though it cannot be entered', async () => {
+    const ws = tempDir()
+    link(ws, 'a b', '.')
+    write(ws, 'f')
+    expect(await checkPaths('a b/**/{**,a}', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'a b' },
+    })
+    expect(await checkPaths('f/**/@(*)', context(ws))).toEqual({ status: 'met', observed: { match: 'f' } })
+    expect(await checkPaths('f/**/@(*)/', context(ws))).toMatchObject({ status: 'unmet' })
+  })
+
+  it('does not enter a directory of the static prefix again through a link below it', async () => {
+    const ws = tempDir()
+    write(ws, 'a/x')
+    link(ws, 'a/b/up', '..')
+    expect(await checkPaths('a/b/*/x', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('a/b/*', context(ws))).toEqual({ status: 'met', observed: { match: 'a/b/up' } })
+  })
+
+  // setup is untrusted: 2 links per level, 30 levels, 2^30 paths without a loop among them
+  it('ends a walk through a link bomb at its bound, as error walk-limit', async () => {
+    const ws = tempDir()
+    for (let level = 0; level < 30; level++) {
+      mkdirSync(join(ws, `d${level}`))
+      link(ws, `d${level}/a`, `../d${level + 1}`)
+      link(ws, `d${level}/b`, `../d${level + 1}`)
+    }
+    mkdirSync(join(ws, 'd30'))
+    const finding = await checkPaths('d0/**/nothing', context(ws, {}, { maxEntries: 5_000 }))
+    expect(finding).toMatchObject({ status: 'error', reason: 'walk-limit' })
+  })
+
+  it('does not loop between two directories that link to each other', async () => {
+    const ws = tempDir()
+    link(ws, 'a/to-b', '../b')
+    link(ws, 'b/to-a', '../a')
+    write(ws, 'b/x.txt')
+    expect(await checkPaths('**/nothing', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('a/*/x.txt', context(ws))).toEqual({
+      status: 'met',
+      observed: { match: 'a/to-b/x.txt' },
+    })
+    // a/to-b/to-a is b/to-a/.. seen from a: the real directory a, already on its own path
+    expect(await checkPaths('a/to-b/to-a/*', context(ws))).toMatchObject({ status: 'unmet' })
+  })
+})
+
+// A directory this process may not list: readdir answers EACCES, which is not "missing" — the match may be
+// inside it. Root is never refused while it holds CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so as root the
+// check runs in a child without them (setpriv, the built dist/ module), still as root and so able to read dist/.
+describe('paths: a directory it cannot read', () => {
+  it('is error, never unmet, when a glob must read a directory it cannot', () => {
+    const ws = tempDir()
+    write(ws, 'locked/inner/a.ts')
+    write(ws, 'open/readme.md')
+    chmodSync(join(ws, 'locked'), 0o000)
+    try {
+      expect(verifyUnprivileged(ws, ['**/*.ts', 'open/*.ts'])).toEqual([
+        expect.objectContaining({ status: 'error', reason: 'check-failed' }),
+        expect.objectContaining({ status: 'unmet', reason: 'no-match' }),
+      ])
+    } finally {
+      chmodSync(join(ws, 'locked'), 0o755)
+    }
+  })
+})
+
+function verifyUnprivileged(workspace: string, paths: string[]): unknown {
+  const module = new URL('../../../dist/worker/checks/index.js', import.meta.url).href
+  const script = `const { verify } = await import(${JSON.stringify(module)})
+const verdict = await verify({ paths: ${JSON.stringify(paths)} }, { workspace: ${JSON.stringify(workspace)}, env: {} })
+process.stdout.write(JSON.stringify(verdict.results))`
+  const node = [process.execPath, '--input-type=module', '-e', script]
+  const argv =
+    process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search', ...node] : node
+  return JSON.parse(execFileSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' }))
+}
 
 // Another uid than this process's: the directories a test creates are not the agent's.
 const AGENT = { uid: 4242, gid: 4242 }

@@ -1,7 +1,16 @@
 // Compiled path patterns are kept across evaluations, but not without bound: a worker serving many
 // different definitions must not grow the cache for as long as it runs.
+import fc from 'fast-check'
+import picomatch from 'picomatch'
 import { describe, expect, it } from 'vitest'
-import { planPattern } from '../../../worker/checks/pattern.js'
+import { PathPattern } from '../../../src/contract/index.js'
+import {
+  type GlobPlan,
+  MATCH_OPTIONS,
+  matchedAs,
+  planPattern,
+  readPattern,
+} from '../../../worker/checks/pattern.js'
 
 describe('planPattern', () => {
   it('reuses a compiled plan', () => {
@@ -13,5 +22,74 @@ describe('planPattern', () => {
     for (let i = 0; i < 4_096; i++) planPattern(`p${i}/**/*.md`)
     expect(planPattern('first/**/*.ts')).not.toBe(first)
     expect(planPattern('first/**/*.ts')).toMatchObject({ glob: true, base: 'first' })
+  })
+})
+
+describe('reading a pattern', () => {
+  it('drops one leading "./" and reads a trailing "/" as "a directory"', () => {
+    expect(readPattern('./src/*.ts')).toEqual({ pattern: 'src/*.ts', dirOnly: false })
+    expect(readPattern('./dist/')).toEqual({ pattern: 'dist', dirOnly: true })
+  })
+
+  it('matches a last "**" as one segment or more, and nothing else differently', () => {
+    expect(matchedAs('src/generated/**')).toBe('src/generated/**/*')
+    expect(matchedAs('**')).toBe('**/*')
+    expect(matchedAs('src/**/*.ts')).toBe('src/**/*.ts')
+    expect(matchedAs('src/a**')).toBe('src/a**')
+  })
+
+  it('keeps the exact-string rule in the matcher a walk uses', () => {
+    const plan = planPattern('docs/a(b).txt')
+    expect(plan).toMatchObject({ glob: true, base: 'docs' })
+    const matches = (plan as GlobPlan).matches
+    expect([matches('docs/a(b).txt'), matches('docs/ab.txt'), matches('docs/a.txt')]).toEqual([
+      true,
+      true,
+      false,
+    ])
+  })
+
+  it('throws for a pattern the contract refuses, rather than matching it', () => {
+    expect(() => planPattern('src//a.ts')).toThrow(/normal form/)
+    expect(() => planPattern('../x')).toThrow(/"\.\."/)
+  })
+})
+
+// The premise of a literal: without any of picomatch's characters, its matcher accepts the pattern and
+// nothing one edit away from it (a character changed, added or dropped).
+describe('a literal pattern', () => {
+  const alphabet = [..."ab./!@,-:=#%&~é日 '<>;`\t"]
+  const edits = [...alphabet, ...'*?[]{}()|$^+"x']
+  const literal = fc
+    .array(fc.constantFrom(...alphabet), { minLength: 1, maxLength: 8 })
+    .map((chars) => chars.join(''))
+    .filter((p) => PathPattern.safeParse(p).success && !p.endsWith('/') && !p.startsWith('./'))
+
+  it('is accepted by picomatch as itself and as nothing one edit away', () => {
+    fc.assert(
+      fc.property(literal, (pattern) => {
+        expect(planPattern(pattern)).toMatchObject({ glob: false, path: pattern })
+        const accepts = picomatch(pattern, MATCH_OPTIONS)
+        expect(accepts(pattern)).toBe(true)
+        for (let i = 0; i <= pattern.length; i++) {
+          const near = [pattern.slice(0, i) + pattern.slice(i + 1)]
+          for (const c of edits)
+            near.push(
+              pattern.slice(0, i) + c + pattern.slice(i),
+              pattern.slice(0, i) + c + pattern.slice(i + 1),
+            )
+          for (const other of near)
+            if (other !== pattern && other !== '') expect(accepts(other), other).toBe(false)
+        }
+      }),
+      { numRuns: 1_000, seed: 16 },
+    )
+  })
+
+  it('is what picomatch passes through raw otherwise: a glob, matched as picomatch does', () => {
+    for (const pattern of ['a/b|c', '$$', 'a)+', '"x"'])
+      expect(planPattern(pattern)).toMatchObject({ glob: true })
+    const matches = (planPattern('a/b|c') as GlobPlan).matches
+    expect([matches('a/b'), matches('c'), matches('a/b|c')]).toEqual([true, true, true])
   })
 })
