@@ -1,5 +1,6 @@
 // The agent starts only on a stored report answered exactly `proceed`: any other answer (abort, a
 // malformed body, no body) ends the dispatch as preflight_failed with no baseline, agent or completion.
+// And only on a claim that reads: a definition or workspace the worker cannot parse is reported, never run.
 //
 // The coordinator is a stand-in HTTP server on loopback (the workspace, the checks and the agent are
 // real): the real coordinator only ever answers `proceed` or `abort`, so only a stand-in can send the
@@ -11,7 +12,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { PreflightReport } from '../../src/contract/index.js'
 import { createApi } from '../../worker/api.js'
+import { readClaim } from '../../worker/claim.js'
 import { runDispatch } from '../../worker/lifecycle.js'
 import { GIT, tempDir } from './git-fixtures.js'
 
@@ -31,7 +34,7 @@ const COMPLETED: Answer = { status: 200, body: { status: 'succeeded' } }
 // Answers every worker route as the coordinator would, the preflight report with `answer` and the
 // completion with `completion`.
 async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
-  const seen: { path: string; step?: string; detail?: unknown }[] = []
+  const seen: { path: string; step?: string; detail?: unknown; report?: PreflightReport }[] = []
   const reply = (res: ServerResponse, status: number, text?: string) => {
     res.writeHead(status, { 'content-type': 'application/json' })
     res.end(text)
@@ -40,8 +43,9 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
     let text = ''
     for await (const chunk of req) text += chunk
     const path = req.url ?? ''
-    const { step, detail } = JSON.parse(text || '{}') as { step?: string; detail?: unknown }
-    seen.push({ path, ...(step ? { step, detail } : {}) })
+    const body = JSON.parse(text || '{}') as { step?: string; detail?: unknown; report?: PreflightReport }
+    const { step, detail, report } = body
+    seen.push({ path, ...(step ? { step, detail } : {}), ...(report ? { report } : {}) })
     if (path.endsWith('/heartbeat')) {
       const expiresAt = new Date(Date.now() + 60_000).toISOString()
       return reply(res, 200, JSON.stringify({ status: 'running', lease: { token: 'lease', expiresAt } }))
@@ -61,7 +65,18 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
   return { url: `http://127.0.0.1:${port}`, seen }
 }
 
-async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, worker = new AbortController()) {
+type Subagent = Record<string, unknown>
+
+async function dispatchWith(
+  answer: Answer | 'hang',
+  completion = COMPLETED,
+  worker = new AbortController(),
+  subagent: (marker: string) => Subagent = (marker) => ({
+    name: 'decision',
+    agent: { command: ['sh', '-c', `touch ${JSON.stringify(marker)}`] },
+    contextRequires: { exec: ['sh'] },
+  }),
+) {
   const { url, seen } = await standIn(answer, completion)
   const workspace = await tempDir('preflight-decision-ws-')
   const workdir = await tempDir('preflight-decision-work-')
@@ -75,14 +90,12 @@ async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, wor
       workspace: { path: workspace },
       subagent: { name: 'decision', version: 1 },
     },
-    subagent: {
-      name: 'decision',
-      agent: { command: ['sh', '-c', `touch ${JSON.stringify(marker)}`] },
-      contextRequires: { exec: ['sh'] },
-    },
+    subagent: subagent(marker),
     lease: { token: 'lease', expiresAt: new Date(Date.now() + 60_000).toISOString() },
   }
-  const ending = await runDispatch(claim, {
+  const read = readClaim(claim)
+  if (!read) throw new Error('the fixture claim has no fence')
+  const ending = await runDispatch(read, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
     config: { git: GIT, workerId: 'w-decision', workdir, roots: [workspace], passEnv: [], keepFailed: false },
@@ -96,13 +109,14 @@ async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, wor
     completions: seen.filter((s) => s.path.endsWith('/complete')).length,
     faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
     warnings,
+    reports: seen.flatMap((s) => (s.report ? [s.report] : [])),
   }
 }
 
 describe('the decision that starts the agent', () => {
   it('starts the agent on proceed (the control)', async () => {
     const run = await dispatchWith({ status: 200, body: { decision: 'proceed', status: 'running' } })
-    expect(run).toEqual({
+    expect(run).toMatchObject({
       ending: 'succeeded',
       agentRan: true,
       steps: ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent'],
@@ -141,7 +155,7 @@ describe('the decision that starts the agent', () => {
   ]
   it.each(refusals)('does not start the agent on %s', async (_name, answer) => {
     const run = await dispatchWith(answer)
-    expect(run).toEqual({
+    expect(run).toMatchObject({
       ending: 'preflight_failed',
       agentRan: false,
       steps: ['prepare', 'setup', 'verify', 'report'],
@@ -150,4 +164,67 @@ describe('the decision that starts the agent', () => {
       warnings: [],
     })
   })
+})
+
+// A coordinator of another version (or a broken proxy) may hand out a definition this worker cannot read. It
+// must not run, and its requirements must not read as met, even when the coordinator answers proceed.
+describe('a claim whose definition does not read', () => {
+  const PROCEED: Answer = { status: 200, body: { decision: 'proceed', status: 'running' } }
+  const definitions: [string, (marker: string) => Subagent, [string, string][]][] = [
+    [
+      'git that is not an object',
+      (marker) => ({
+        name: 'decision',
+        agent: { command: ['touch', marker] },
+        contextRequires: { git: true },
+      }),
+      [['git', 'true']],
+    ],
+    [
+      'a kind this worker does not know',
+      (marker) => ({
+        name: 'decision',
+        agent: { command: ['touch', marker] },
+        contextRequires: { exec: ['sh'], nix: true },
+      }),
+      [
+        ['exec', 'sh'],
+        ['nix', 'true'],
+      ],
+    ],
+    [
+      'an agent without a command',
+      () => ({ name: 'decision', agent: {}, contextRequires: { paths: ['a'], git: { worktree: true } } }),
+      [
+        ['paths', 'a'],
+        ['git', 'worktree'],
+      ],
+    ],
+    [
+      'contextRequires that is not an object',
+      () => ({ name: 'decision', agent: {}, contextRequires: 'x' }),
+      [],
+    ],
+  ]
+
+  it.each(definitions)(
+    'reports %s as error for every requirement and never starts anything',
+    async (_n, def, rows) => {
+      const run = await dispatchWith(PROCEED, COMPLETED, new AbortController(), def)
+      expect(run).toMatchObject({ ending: 'preflight_failed', agentRan: false, completions: 0, faults: [] })
+      expect(run.steps).toEqual(['verify', 'report'])
+      expect(run.reports).toHaveLength(1)
+      const [report] = run.reports
+      expect(report?.outcome).toBe('error')
+      expect(report?.declared).toBe(rows.length > 0)
+      expect(report?.results.map((r) => [r.kind, r.requirement])).toEqual(rows)
+      for (const result of report?.results ?? []) {
+        expect(result).toMatchObject({
+          status: 'error',
+          reason: 'invalid-claim',
+          observed: { problem: expect.any(String) },
+        })
+      }
+    },
+  )
 })
