@@ -14,6 +14,7 @@ function inspectCandidate(path: string, agent: AgentAccess | undefined): Candida
   let info: Stats | undefined
   try {
     // throwIfNoEntry: most PATH directories do not hold the name, and an exception per miss is costly
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
     info = statSync(path, { throwIfNoEntry: false })
   } catch (err) {
     // a candidate this process may not even look at cannot be executed by it either
@@ -62,11 +63,13 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
   return resolveOnDirs(name, dirs).found
 }
 
+// Whether `path` itself is a symlink; an error other than a miss (EIO, EACCES) is thrown, never read as "no".
 export function isSymlink(path: string): boolean {
   try {
-    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false
-  } catch {
-    return false
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true
+  } catch (err) {
+    if (isMissing(err)) return false
+    throw err
   }
 }
 
