@@ -49,7 +49,7 @@ export async function makeRepo(files: Record<string, string> = { 'README.md': 'h
 export const safeGit: GitRunner = (cwd, args, env) => runGit(cwd, args, { git: GIT, ...(env ? { env } : {}) })
 
 // The worker's git as the worker finds it at start: on its own PATH.
-export const GIT = findGit(process.env.PATH)
+export const GIT = findGit(process.env.PATH, [])
 
 export async function removeAll(dirs: string[]): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))

@@ -91,16 +91,18 @@ function realWorkspace(workspace: string): string {
 // git from an absolute PATH entry, and only one whose real path is outside every directory in `avoid`
 // (workspaces, the workdir): a relative entry, one through `..` or a link into a workspace would run a
 // git the workspace ships, which could answer anything. Throws GitUnavailableError when there is none.
-export function findGit(path: string | undefined, avoid: readonly string[] = []): Git {
+export function findGit(path: string | undefined, avoid: readonly string[]): Git {
+  if (path === undefined) throw new GitUnavailableError('git is not on PATH (no PATH)')
   const roots = [...new Set(avoid.flatMap((dir) => [dir, realOrUndefined(dir) ?? dir]))]
-  for (const dir of (path ?? '').split(':')) {
+  for (const dir of path.split(':')) {
+    // relative to this process's cwd, which is not the agent's: never a place to trust a git from
     if (!dir.startsWith('/')) continue
     const git = findExecutable('git', [dir])
     const real = git && realOrUndefined(git)
     // the real path is what runs: a link swapped after this check cannot point it elsewhere
     if (real && !roots.some((root) => isInside(real, root))) return { bin: real, path }
   }
-  throw new GitUnavailableError(`git is not on PATH (${path ?? 'no PATH'})`)
+  throw new GitUnavailableError(`git is not on PATH (${path})`)
 }
 
 function realOrUndefined(path: string): string | undefined {
@@ -128,7 +130,7 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
   })
   const stop = () => killGroup(child)
   const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)
-  opts.signal?.addEventListener('abort', stop, { once: true })
+  opts.signal?.addEventListener('abort', stop)
   try {
     const [exitCode, stdout, stderr] = await Promise.all([
       exited(child),
@@ -161,9 +163,8 @@ function exited(child: ChildProcess): Promise<number | null> {
   })
 }
 
-async function collect(stream: Readable | null): Promise<string> {
+async function collect(stream: Readable): Promise<string> {
   let text = ''
-  if (!stream) return text
   stream.setEncoding('utf8')
   for await (const chunk of stream) {
     if (text.length > MAX_OUTPUT) throw new Error('git wrote more output than a check reads')

@@ -1,15 +1,36 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { getEventListeners } from 'node:events'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs'
+import { basename, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { findGit, gitEnvironment, gitSafetyArgs, runGit } from '../../../worker/checks/git-env.js'
-import { scratchHomeIn } from '../../../worker/checks/git-home.js'
+import {
+  allowedTransport,
+  findGit,
+  type Git,
+  GitAbortedError,
+  GitUnavailableError,
+  gitEnvironment,
+  gitSafetyArgs,
+  runGit,
+} from '../../../worker/checks/git-env.js'
+import { gitHome, scratchHomeIn } from '../../../worker/checks/git-home.js'
 import { verify } from '../../../worker/checks/index.js'
-import { promisorTrap } from '../git-fixtures.js'
+import { diesWithin, promisorTrap } from '../git-fixtures.js'
+import { failingMount } from './failing-mount.js'
 import { git, repoWithCommit, tempDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
-const GIT = findGit(PATH)
+const GIT = findGit(PATH, [])
 
 // A repository whose config and hooks would run a command that leaves a marker file behind.
 function trappedRepo(): { ws: string; marker: string } {
@@ -63,6 +84,50 @@ describe('gitSafetyArgs', () => {
     expect(args).toContain('-c core.hooksPath=/dev/null')
     expect(args).toContain('-c safe.directory=/work/ws')
   })
+
+  // git checks ownership of the real path: a workspace given through a link is trusted by both names.
+  it('trusts a workspace by the name given and by its real path, and a missing one by its name only', () => {
+    const real = tempDir()
+    const ws = join(tempDir(), 'via-link')
+    symlinkSync(real, ws)
+    expect(gitSafetyArgs(ws).filter((arg) => arg.startsWith('safe.directory='))).toEqual([
+      `safe.directory=${ws}`,
+      `safe.directory=${real}`,
+    ])
+    expect(gitSafetyArgs(real).filter((arg) => arg.startsWith('safe.directory='))).toEqual([
+      `safe.directory=${real}`,
+    ])
+    const gone = join(real, 'gone')
+    expect(gitSafetyArgs(gone).filter((arg) => arg.startsWith('safe.directory='))).toEqual([
+      `safe.directory=${gone}`,
+    ])
+  })
+})
+
+describe('allowedTransport', () => {
+  it('allows no transport unless a clone names its one', () => {
+    expect(allowedTransport(undefined)).toEqual({ GIT_ALLOW_PROTOCOL: 'none' })
+    expect(allowedTransport('https')).toEqual({ GIT_ALLOW_PROTOCOL: 'https' })
+  })
+})
+
+describe('findGit', () => {
+  it('finds none without a PATH, or with only relative entries, and says so', () => {
+    expect(() => findGit(undefined, [])).toThrow(new GitUnavailableError('git is not on PATH (no PATH)'))
+    expect(() => findGit('bin:.:', [])).toThrow(new GitUnavailableError('git is not on PATH (bin:.:)'))
+    try {
+      findGit(undefined, [])
+    } catch (err) {
+      expect(err).toBeInstanceOf(GitUnavailableError)
+      expect((err as Error).name).toBe('GitUnavailableError')
+    }
+  })
+
+  it('answers the real path of the git it found and the PATH it was found on', () => {
+    const dir = tempDir()
+    symlinkSync(GIT.bin, join(dir, 'git'))
+    expect(findGit(`${dir}:/usr/bin`, [])).toEqual({ bin: GIT.bin, path: `${dir}:/usr/bin` })
+  })
 })
 
 describe('runGit never runs repository-controlled code', () => {
@@ -110,13 +175,16 @@ describe('runGit never runs repository-controlled code', () => {
       const transports = { GIT_ALLOW_PROTOCOL: 'file:ssh:ext' }
       const head = ['rev-parse', '--verify', 'HEAD^{commit}']
       try {
+        // HEAD's commit is missing, so each run fails; with ext:: it sometimes ends by a signal (the
+        // helper's pipe closing under it). How git ends is not the point: whether the trap ran is.
+        const run = (env: Record<string, string>) => runGit(ws, head, { git: GIT, env }).catch(() => undefined)
         // the control: a git allowed to fetch runs the trap
-        await runGit(ws, head, { git: GIT, env: { ...lazy, ...transports } })
+        await run({ ...lazy, ...transports })
         expect(existsSync(marker)).toBe(true)
         rmSync(marker)
-        await runGit(ws, head, { git: GIT, env: lazy })
+        await run(lazy)
         expect(existsSync(marker)).toBe(false)
-        await runGit(ws, head, { git: GIT, env: transports })
+        await run(transports)
         expect(existsSync(marker)).toBe(false)
       } finally {
         rmSync(ws, { recursive: true, force: true })
@@ -158,6 +226,69 @@ describe('runGit', () => {
   })
 })
 
+// A git that does as scripted (its pid and its children's in files): how runGit bounds what it runs.
+function scriptedGit(body: string): { git: Git; dir: string } {
+  const dir = tempDir()
+  write(dir, 'git', `#!/bin/sh\necho $$ > ${dir}/pid\n${body}\n`, 0o755)
+  return { git: { bin: join(dir, 'git'), path: PATH }, dir }
+}
+
+const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim())
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
+describe('runGit: bounds', () => {
+  it('gives git no stdin: a git that reads it sees its end at once', async () => {
+    const { git } = scriptedGit('cat; echo read-all')
+    const run = await runGit(tempDir(), [], { git, timeoutMs: 10_000 })
+    expect(run).toEqual({ exitCode: 0, stdout: 'read-all', stderr: '' })
+  })
+
+  it('stops git and everything it started when the time bound passes', async () => {
+    const { git, dir } = scriptedGit('sleep 30 &\necho $! > "$(dirname "$0")/child"\nwait')
+    const started = Date.now()
+    const run = runGit(tempDir(), ['fetch'], { git, timeoutMs: 300 })
+    await expect(run).rejects.toThrow(new GitAbortedError('git fetch did not finish'))
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(await diesWithin(pidIn(join(dir, 'child')))).toBe(true)
+    expect(await diesWithin(pidIn(join(dir, 'pid')))).toBe(true)
+  })
+
+  it('stops git when the signal aborts while it runs, and leaves no listener on the signal', async () => {
+    const { git, dir } = scriptedGit('sleep 30')
+    const controller = new AbortController()
+    const run = runGit(tempDir(), ['status'], { git, signal: controller.signal })
+    await until(() => existsSync(join(dir, 'pid')))
+    controller.abort()
+    await expect(run).rejects.toThrow(GitAbortedError)
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    const done = new AbortController()
+    await runGit(tempDir(), ['version'], { git: GIT, signal: done.signal })
+    expect(getEventListeners(done.signal, 'abort')).toHaveLength(0)
+  })
+
+  it('is GitUnavailableError when git cannot be started', async () => {
+    const missing = { bin: join(tempDir(), 'no-git'), path: PATH }
+    const run = runGit(tempDir(), ['status'], { git: missing })
+    await expect(run).rejects.toThrow(GitUnavailableError)
+    await expect(run).rejects.toThrow(/^git could not start: spawn .*no-git ENOENT$/)
+  })
+
+  it('stops reading, and stops git, past the output bound', async () => {
+    const { git, dir } = scriptedGit('yes')
+    const run = runGit(tempDir(), ['log'], { git })
+    await expect(run).rejects.toThrow(new Error('git wrote more output than a check reads'))
+    expect(await diesWithin(pidIn(join(dir, 'pid')))).toBe(true)
+  })
+
+  it('names its errors', () => {
+    expect(new GitAbortedError('x').name).toBe('GitAbortedError')
+    expect(new GitUnavailableError('x').name).toBe('GitUnavailableError')
+  })
+})
+
 describe('the scratch HOME of git', () => {
   it('is one empty directory per uid, mode 0700, reused', () => {
     const parent = tempDir()
@@ -181,5 +312,66 @@ describe('the scratch HOME of git', () => {
     const shared = scratchHomeIn(parent)
     chmodSync(shared, 0o777)
     expect(scratchHomeIn(parent)).not.toBe(shared)
+  })
+
+  it('is named after the uid, inside the directory given', () => {
+    const parent = tempDir()
+    expect(scratchHomeIn(parent)).toBe(join(parent, `preflight-git-home-${process.getuid?.()}`))
+  })
+
+  it('makes a private directory inside the directory given, empty and 0700', () => {
+    const parent = tempDir()
+    write(parent, `preflight-git-home-${process.getuid?.()}/.gitconfig`)
+    const home = scratchHomeIn(parent)
+    expect(dirname(home)).toBe(parent)
+    expect(basename(home)).toMatch(/^preflight-git-home-.{6}$/)
+    expect(statSync(home).mode & 0o777).toBe(0o700)
+  })
+
+  it('is a private directory when the shared name is a link to an empty directory', () => {
+    const parent = tempDir()
+    const target = join(parent, 'elsewhere')
+    mkdirSync(target, { mode: 0o700 })
+    symlinkSync(target, join(parent, `preflight-git-home-${process.getuid?.()}`))
+    const home = scratchHomeIn(parent)
+    expect(home).not.toBe(join(parent, `preflight-git-home-${process.getuid?.()}`))
+    expect(home).not.toBe(target)
+  })
+
+  it.runIf(process.getuid?.() === 0)(
+    'is a private directory when the shared one belongs to another uid',
+    () => {
+      const parent = tempDir()
+      const shared = scratchHomeIn(parent)
+      chownSync(shared, 4242, 4242)
+      expect(scratchHomeIn(parent)).not.toBe(shared)
+    },
+  )
+
+  it('throws, rather than take a directory it could not look at, where the file system fails', async (ctx) => {
+    const broken = await failingMount('EIO')
+    if (!broken) return ctx.skip()
+    expect(() => scratchHomeIn(broken)).toThrow(/EIO/)
+  })
+
+  it("is the process's one HOME for git, of mode 0700", () => {
+    const home = gitHome()
+    expect(gitHome()).toBe(home)
+    expect(statSync(home).mode & 0o777).toBe(0o700)
+    expect(basename(home)).toMatch(/^preflight-git-home-/)
+  })
+
+  // The removal runs at exit: a child process shows it.
+  it('removes a private directory when the process exits', () => {
+    const parent = tempDir()
+    write(parent, `preflight-git-home-${process.getuid?.()}/.gitconfig`)
+    const module = new URL('../../../worker/checks/git-home.ts', import.meta.url).pathname
+    const script = `import { scratchHomeIn } from ${JSON.stringify(module)}
+process.stdout.write(scratchHomeIn(${JSON.stringify(parent)}))`
+    const home = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    })
+    expect(dirname(home)).toBe(parent)
+    expect(existsSync(home)).toBe(false)
   })
 })
