@@ -109,8 +109,9 @@ function realOrUndefined(path: string): string | undefined {
   try {
     return realpathSync.native(path)
   } catch {
-    return undefined
+    // not there (yet), or not ours to resolve: no real path
   }
+  return undefined
 }
 
 // git -C <workspace> <safety args> <args>, environment replaced (not extended), no stdin, bounded in time.
@@ -140,6 +141,8 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
     if (exitCode === null) throw new GitAbortedError(`git ${args.join(' ')} did not finish`)
     return { exitCode, stdout: stdout.replace(/\n$/, ''), stderr: stderr.replace(/\n$/, '') }
   } finally {
+    // cut short (the output bound, a failed start): stop what still runs; never signal a group whose
+    // leader has exited, its id may be someone else's by now
     if (child.exitCode === null && child.signalCode === null) stop()
     clearTimeout(timer)
     opts.signal?.removeEventListener('abort', stop)
@@ -165,10 +168,11 @@ function exited(child: ChildProcess): Promise<number | null> {
 
 async function collect(stream: Readable): Promise<string> {
   let text = ''
+  // Stryker disable next-line StringLiteral: equivalent, Node reads an empty encoding name as utf8
   stream.setEncoding('utf8')
   for await (const chunk of stream) {
-    if (text.length > MAX_OUTPUT) throw new Error('git wrote more output than a check reads')
     text += chunk
+    if (text.length > MAX_OUTPUT) throw new Error('git wrote more output than a check reads')
   }
   return text
 }

@@ -1,5 +1,5 @@
 // The empty HOME git runs with, so no ~/.gitconfig of the worker or the agent reaches it.
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -15,10 +15,10 @@ export function gitHome(): string {
 // It is used only while it is provably ours and empty — owned by this uid, mode 0700, a real directory —
 // otherwise a private directory is made for this process.
 export function scratchHomeIn(parent: string): string {
+  // without getuid (not POSIX) nothing is provably ours: every process makes its own
   // Stryker disable next-line OptionalChaining: equivalent where the worker runs, every POSIX platform has getuid
   const uid = process.getuid?.()
-  // Stryker disable next-line LogicalOperator,StringLiteral: equivalent on POSIX, the fallback names it elsewhere
-  const shared = join(parent, `preflight-git-home-${uid ?? 'user'}`)
+  const shared = join(parent, `preflight-git-home-${uid}`)
   try {
     mkdirSync(shared, { mode: 0o700 })
   } catch {
@@ -28,14 +28,15 @@ export function scratchHomeIn(parent: string): string {
 }
 
 function isOursAndEmpty(dir: string, uid: number | undefined): boolean {
+  let info: Stats
   try {
-    const info = lstatSync(dir)
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: isDirectory() is a second lock: a link's mode is 0777 and readdir refuses a file
-    const ours = info.isDirectory() && (uid === undefined || info.uid === uid) && (info.mode & 0o077) === 0
-    return ours && readdirSync(dir).length === 0
+    info = lstatSync(dir)
   } catch {
+    // cannot be looked at: not provably ours (and a private directory there will fail the same way)
     return false
   }
+  const ours = info.isDirectory() && info.uid === uid && (info.mode & 0o077) === 0
+  return ours && readdirSync(dir).length === 0
 }
 
 function privateHome(parent: string): string {

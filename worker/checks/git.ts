@@ -54,7 +54,7 @@ function isNotARepository(run: GitRun): boolean {
 // Exit 1 is --verify finding no commit at HEAD; any other failure is git unable to answer, never an answer.
 function answer(run: GitRun): string {
   if (run.exitCode !== 0 && run.exitCode !== 1) {
-    throw new Error(`git rev-parse exited ${run.exitCode}: ${run.stderr.trim()}`)
+    throw new Error(`git rev-parse exited ${run.exitCode}: ${run.stderr}`)
   }
   return run.stdout
 }

@@ -113,9 +113,9 @@ export async function evaluate(
 // git checks start first: their child process then runs while the file system checks do their
 // synchronous work on this thread. Results stay in declaration order whatever the start order.
 function startOrder(requirements: readonly Declared[]): number[] {
-  const indices = requirements.map((_, i) => i)
-  const first = (i: number) => (requirements[i]?.kind === 'git' ? 0 : 1)
-  return indices.sort((a, b) => first(a) - first(b) || a - b)
+  const ranked = requirements.map((req, i) => ({ i, rank: req.kind === 'git' ? 0 : 1 }))
+  // sort() is stable: within a rank, declaration order stays
+  return ranked.sort((a, b) => a.rank - b.rank).map(({ i }) => i)
 }
 
 function toResult(req: Declared, finding: Finding, ms: number): CheckResult {
@@ -178,10 +178,9 @@ const STATUSES: readonly unknown[] = ['met', 'unmet', 'error']
 
 // Only a well-formed answer fills a result: anything else from a checker is a bug, reported as such.
 function isFinding(value: unknown): value is Finding {
-  const finding = value as Finding | undefined
-  return (
-    STATUSES.includes(finding?.status) && typeof finding?.observed === 'object' && finding.observed !== null
-  )
+  if (typeof value !== 'object' || value === null) return false
+  const { status, observed } = value as Partial<Finding>
+  return STATUSES.includes(status) && typeof observed === 'object' && observed !== null
 }
 
 function failure(reason: Reason, observed: Record<string, unknown>): Finding {

@@ -36,10 +36,10 @@ function inspectCandidate(path: string, agent: AgentAccess | undefined): Candida
 function mayExecute(path: string): boolean {
   try {
     accessSync(path, constants.X_OK)
-    return true
   } catch {
     return false
   }
+  return true
 }
 
 export interface Resolution {
@@ -75,11 +75,11 @@ export function isSymlink(path: string): boolean {
 
 // A PATH entry or path that is not there, or runs through a file or a link loop: nothing to find.
 export function isMissing(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  const code = (err as NodeJS.ErrnoException).code
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG'
 }
 
 function isDenied(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  const code = (err as NodeJS.ErrnoException).code
   return code === 'EACCES' || code === 'EPERM'
 }

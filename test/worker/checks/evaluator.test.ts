@@ -52,6 +52,8 @@ describe('evaluate: fail closed', () => {
     ['observed that is not an object', { status: 'met', observed: 'yes' }],
     ['observed null', { status: 'met', observed: null }],
     ['nothing', undefined],
+    ['null', null],
+    ['a string', 'met'],
   ])('turns a checker that answers with %s into error check-failed', async (_name, answer) => {
     const sloppy = (async () => answer) as unknown as Checker
     const [result] = await evaluate(one('paths'), { paths: sloppy }, ctx())

@@ -119,7 +119,7 @@ describe('exec', () => {
   // A PATH directory this process may not search: stat answers EACCES, which is not "missing" and must
   // not abort the check; the candidate is rejected as not-executable and the search goes on. Root is
   // never refused while it holds CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so as root the resolution runs
-  // in a child without them (setpriv, the built dist/ module), still as root and so able to read dist/.
+  // in a child without them (setpriv, the TypeScript source through tsx), still as root and so able to read it.
   it('rejects a candidate in a directory it may not search, and goes on', () => {
     const root = tempDir()
     const locked = join(root, 'locked')
@@ -195,6 +195,21 @@ describe('exec: an unexpected error on PATH', () => {
     })
   })
 
+  // the name is not there for stat, and then the look at whether it is a dangling link fails
+  it('is error check-failed for EIO while telling a miss from a dangling link', async (ctx) => {
+    const flaky = await failingMount('ENOENT', 'EIO')
+    if (!flaky) return ctx.skip()
+    const verdict = await verify(
+      { exec: ['tool'] },
+      { workspace: tempDir(), env: { PATH: `${flaky}:${binDir('tool')}` } },
+    )
+    expect(verdict.results[0]).toMatchObject({
+      status: 'error',
+      reason: 'check-failed',
+      observed: { message: expect.stringContaining('EIO') },
+    })
+  })
+
   it('is error check-failed for EIO behind a link on PATH, not a dangling link to pass over', async (ctx) => {
     const broken = await failingMount('EIO')
     if (!broken) return ctx.skip()
@@ -241,14 +256,13 @@ describe('exec: an unexpected error on PATH', () => {
 
 function resolveAsUnprivileged(name: string, dirs: string[]): unknown {
   if (process.getuid?.() !== 0) return resolveOnDirs(name, dirs)
-  const module = new URL('../../../dist/worker/checks/resolve.js', import.meta.url).href
+  const module = new URL('../../../worker/checks/resolve.ts', import.meta.url).href
   const script = `const { resolveOnDirs } = await import(${JSON.stringify(module)})
 process.stdout.write(JSON.stringify(resolveOnDirs(${JSON.stringify(name)}, ${JSON.stringify(dirs)})))`
-  const out = execFileSync(
-    'setpriv',
-    ['--bounding-set=-dac_override,-dac_read_search', process.execPath, '--input-type=module', '-e', script],
-    { encoding: 'utf8' },
-  )
+  const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script]
+  const out = execFileSync('setpriv', ['--bounding-set=-dac_override,-dac_read_search', ...node], {
+    encoding: 'utf8',
+  })
   return JSON.parse(out)
 }
 

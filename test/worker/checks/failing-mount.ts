@@ -1,6 +1,7 @@
-// A directory the kernel itself answers every lookup in with one errno (EIO, EACCES, EPERM, …): a FUSE file
-// system served by a child process that replies to the handshake and then fails each request. The real
-// way to meet a disk fault or a refusal on PATH in a test, in this process, without injecting anything.
+// A directory the kernel itself answers every lookup in with an errno (EIO, EACCES, EPERM, …): a FUSE file
+// system served by a child process that replies to the handshake and then fails each request, the n-th
+// with the n-th code given (the last one from then on). The real way to meet a disk fault or a refusal on
+// PATH in a test, in this process, without injecting anything.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,11 +13,12 @@ const SERVER = `
 import { openSync, readSync, writeSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { constants } from 'node:os'
-const [mountpoint, code] = process.argv.slice(1)
-const errno = constants.errno[code]
+const [mountpoint, list] = process.argv.slice(1)
+const codes = list.split(',').map((code) => constants.errno[code])
+let failed = 0
 const fd = openSync('/dev/fuse', 'r+')
 const options = 'fd=3,rootmode=40000,user_id=0,group_id=0'
-const mount = spawnSync('mount', ['-t', 'fuse', '-o', options, 'preflight-' + code, mountpoint], { stdio: ['ignore', 'ignore', 'ignore', fd] })
+const mount = spawnSync('mount', ['-t', 'fuse', '-o', options, 'preflight-errno', mountpoint], { stdio: ['ignore', 'ignore', 'ignore', fd] })
 if (mount.status !== 0) process.exit(2)
 process.stdout.write('ready\\n')
 const request = Buffer.alloc(1 << 20)
@@ -28,7 +30,7 @@ for (;;) {
   const init = opcode === 26
   const reply = Buffer.alloc(init ? 80 : 16)
   reply.writeUInt32LE(reply.length, 0)
-  reply.writeInt32LE(init ? 0 : -errno, 4)
+  reply.writeInt32LE(init ? 0 : -codes[Math.min(failed++, codes.length - 1)], 4)
   reply.writeBigUInt64LE(unique, 8)
   if (init) {
     reply.writeUInt32LE(7, 16) // protocol 7.31
@@ -56,11 +58,13 @@ afterEach(() => {
   }
 })
 
+type Errno = 'EIO' | 'EACCES' | 'EPERM' | 'ENOENT'
+
 // FUSE needs /dev/fuse and the right to mount (root in CI); undefined where this machine cannot.
-export async function failingMount(code: 'EIO' | 'EACCES' | 'EPERM'): Promise<string | undefined> {
+export async function failingMount(...codes: [Errno, ...Errno[]]): Promise<string | undefined> {
   if (process.getuid?.() !== 0 || !existsSync('/dev/fuse')) return undefined
-  const dir = mkdtempSync(join(tmpdir(), `preflight-${code.toLowerCase()}-`))
-  const server = spawn(process.execPath, ['--input-type=module', '-e', SERVER, dir, code], {
+  const dir = mkdtempSync(join(tmpdir(), 'preflight-errno-'))
+  const server = spawn(process.execPath, ['--input-type=module', '-e', SERVER, dir, codes.join(',')], {
     stdio: ['ignore', 'pipe', 'ignore'],
   })
   mounted.push({ dir, server })

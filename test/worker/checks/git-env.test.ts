@@ -12,7 +12,7 @@ import {
   symlinkSync,
 } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   allowedTransport,
   findGit,
@@ -177,7 +177,8 @@ describe('runGit never runs repository-controlled code', () => {
       try {
         // HEAD's commit is missing, so each run fails; with ext:: it sometimes ends by a signal (the
         // helper's pipe closing under it). How git ends is not the point: whether the trap ran is.
-        const run = (env: Record<string, string>) => runGit(ws, head, { git: GIT, env }).catch(() => undefined)
+        const run = (env: Record<string, string>) =>
+          runGit(ws, head, { git: GIT, env }).catch(() => undefined)
         // the control: a git allowed to fetch runs the trap
         await run({ ...lazy, ...transports })
         expect(existsSync(marker)).toBe(true)
@@ -240,24 +241,30 @@ async function until(done: () => boolean): Promise<void> {
 }
 
 describe('runGit: bounds', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
   it('gives git no stdin: a git that reads it sees its end at once', async () => {
     const { git } = scriptedGit('cat; echo read-all')
-    const run = await runGit(tempDir(), [], { git, timeoutMs: 10_000 })
+    const run = await runGit(tempDir(), [], { git, timeoutMs: 3_000 })
     expect(run).toEqual({ exitCode: 0, stdout: 'read-all', stderr: '' })
   })
 
+  // A git that ignores SIGTERM, and a child of it that holds its output: long enough to outlive the bound
+  // many times, short enough that a run that fails to stop them still ends.
   it('stops git and everything it started when the time bound passes', async () => {
-    const { git, dir } = scriptedGit('sleep 30 &\necho $! > "$(dirname "$0")/child"\nwait')
+    const { git, dir } = scriptedGit('trap \'\' TERM\nsleep 3 &\necho $! > "$(dirname "$0")/child"\nwait')
     const started = Date.now()
-    const run = runGit(tempDir(), ['fetch'], { git, timeoutMs: 300 })
-    await expect(run).rejects.toThrow(new GitAbortedError('git fetch did not finish'))
-    expect(Date.now() - started).toBeLessThan(10_000)
+    const run = runGit(tempDir(), ['fetch', 'origin'], { git, timeoutMs: 300 })
+    await expect(run).rejects.toThrow(new GitAbortedError('git fetch origin did not finish'))
+    expect(Date.now() - started).toBeLessThan(2_500)
     expect(await diesWithin(pidIn(join(dir, 'child')))).toBe(true)
     expect(await diesWithin(pidIn(join(dir, 'pid')))).toBe(true)
   })
 
   it('stops git when the signal aborts while it runs, and leaves no listener on the signal', async () => {
-    const { git, dir } = scriptedGit('sleep 30')
+    const { git, dir } = scriptedGit('sleep 3')
     const controller = new AbortController()
     const run = runGit(tempDir(), ['status'], { git, signal: controller.signal })
     await until(() => existsSync(join(dir, 'pid')))
@@ -269,18 +276,38 @@ describe('runGit: bounds', () => {
     expect(getEventListeners(done.signal, 'abort')).toHaveLength(0)
   })
 
-  it('is GitUnavailableError when git cannot be started', async () => {
+  it('is GitUnavailableError when git cannot be started, and signals nothing', async () => {
+    const kill = vi.spyOn(process, 'kill')
     const missing = { bin: join(tempDir(), 'no-git'), path: PATH }
     const run = runGit(tempDir(), ['status'], { git: missing })
     await expect(run).rejects.toThrow(GitUnavailableError)
     await expect(run).rejects.toThrow(/^git could not start: spawn .*no-git ENOENT$/)
+    expect(kill).not.toHaveBeenCalled()
   })
 
+  // Once git has exited, its process group id may be reused: a kill then could hit someone else's.
+  it('signals no process group once git has exited', async () => {
+    const kill = vi.spyOn(process, 'kill')
+    expect((await runGit(tempDir(), ['version'], { git: GIT, timeoutMs: 10_000 })).exitCode).toBe(0)
+    expect(kill).not.toHaveBeenCalled()
+  })
+
+  it('drops one trailing newline of stdout and of stderr, nothing else', async () => {
+    const { git } = scriptedGit("printf 'a\\nb\\n'; printf 'warn\\n\\n' >&2")
+    expect(await runGit(tempDir(), [], { git })).toEqual({ exitCode: 0, stdout: 'a\nb', stderr: 'warn\n' })
+  })
+
+  it('reads output up to the bound, 64 MiB', async () => {
+    const { git } = scriptedGit(`yes | head -c ${64 * 1024 * 1024}`)
+    expect((await runGit(tempDir(), ['log'], { git })).stdout).toHaveLength(64 * 1024 * 1024 - 1)
+  })
+
+  // git ignoring SIGPIPE (its pipe closed by the reader) and living on: past the bound it is stopped.
   it('stops reading, and stops git, past the output bound', async () => {
-    const { git, dir } = scriptedGit('yes')
+    const { git, dir } = scriptedGit(`trap '' PIPE\nyes | head -c ${64 * 1024 * 1024 + 1}\nsleep 3`)
     const run = runGit(tempDir(), ['log'], { git })
     await expect(run).rejects.toThrow(new Error('git wrote more output than a check reads'))
-    expect(await diesWithin(pidIn(join(dir, 'pid')))).toBe(true)
+    expect(await diesWithin(pidIn(join(dir, 'pid')), 1_500)).toBe(true)
   })
 
   it('names its errors', () => {
@@ -336,6 +363,14 @@ describe('the scratch HOME of git', () => {
     const home = scratchHomeIn(parent)
     expect(home).not.toBe(join(parent, `preflight-git-home-${process.getuid?.()}`))
     expect(home).not.toBe(target)
+  })
+
+  it('is a private directory when the shared name is an empty file of mode 0600', () => {
+    const parent = tempDir()
+    const shared = write(parent, `preflight-git-home-${process.getuid?.()}`, '', 0o600)
+    const home = scratchHomeIn(parent)
+    expect(home).not.toBe(shared)
+    expect(statSync(home).isDirectory()).toBe(true)
   })
 
   it.runIf(process.getuid?.() === 0)(

@@ -6,7 +6,7 @@ import type { ContextRequires } from '../../../src/contract/index.js'
 import { checkGit } from '../../../worker/checks/git.js'
 import { findGit, type Git } from '../../../worker/checks/git-env.js'
 import { verify } from '../../../worker/checks/index.js'
-import { context, git, link, repoWithCommit, tempDir, write } from './helpers.js'
+import { context, git, link, repoWithCommit, sharedDir, tempDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
 
@@ -95,7 +95,29 @@ describe('git: facts', () => {
       status: 'error',
       reason: 'invalid-requirement',
     })
+    expect(await checkGit('history', context(repoWithCommit(), {}))).toMatchObject({
+      status: 'error',
+      reason: 'invalid-requirement',
+    })
   })
+
+  // git runs as the agent (--agent-uid): it may read only what the agent may. Needs root to switch uid.
+  it.runIf(process.getuid?.() === 0)(
+    'runs git as the agent: a repository closed to it answers nothing',
+    async () => {
+      const agent = { uid: 4242, gid: 4242 }
+      const open = repoWithCommit(sharedDir())
+      const requires = { git: { worktree: true, history: true } }
+      expect((await verify(requires, { workspace: open, env: { PATH }, agent })).outcome).toBe('met')
+      const closed = repoWithCommit()
+      expect((await verify(requires, { workspace: closed, env: { PATH } })).outcome).toBe('met')
+      const asAgent = await verify(requires, { workspace: closed, env: { PATH }, agent })
+      expect(asAgent.results.map((r) => [r.status, r.reason])).toEqual([
+        ['error', 'check-failed'],
+        ['error', 'check-failed'],
+      ])
+    },
+  )
 })
 
 // A git that answers as scripted (and logs each run's arguments): how the check reads every kind of answer,
@@ -136,18 +158,14 @@ describe('git: reading what git answered', () => {
     [
       'exit 128 with another message',
       'echo "fatal: unable to access .git/config: Permission denied" >&2; exit 128',
-      128,
+      'git rev-parse exited 128: fatal: unable to access .git/config: Permission denied',
     ],
-    ['exit 2', 'echo "usage: git" >&2; exit 2', 2],
-    ['exit 129 printing facts', 'printf "true\\nfalse\\n/ws\\n"; exit 129', 129],
-  ])('reads a git that fails with %s as no answer: error, never met', async (_name, body, code) => {
+    ['exit 2', 'echo "usage: git" >&2; exit 2', 'git rev-parse exited 2: usage: git'],
+    ['exit 129 printing facts', 'printf "true\\nfalse\\n/ws\\n"; exit 129', 'git rev-parse exited 129: '],
+  ])('reads a git that fails with %s as no answer: error, never met', async (_name, body, message) => {
     const { results } = await factsWith(body)
     for (const result of results) {
-      expect(result).toMatchObject({
-        status: 'error',
-        reason: 'check-failed',
-        observed: { message: expect.stringMatching(new RegExp(`^git rev-parse exited ${code}: `)) },
-      })
+      expect(result).toMatchObject({ status: 'error', reason: 'check-failed', observed: { message } })
     }
   })
 
