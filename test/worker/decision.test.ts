@@ -6,6 +6,7 @@
 // real): the real coordinator only ever answers `proceed` or `abort`, so only a stand-in can send the
 // malformed answers a broken proxy or a version skew could.
 import { randomUUID } from 'node:crypto'
+import { getEventListeners } from 'node:events'
 import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -76,6 +77,7 @@ async function dispatchWith(
     agent: { command: ['sh', '-c', `touch ${JSON.stringify(marker)}`] },
     contextRequires: { exec: ['sh'] },
   }),
+  workspaceOf: (dir: string) => Record<string, unknown> = (dir) => ({ path: dir }),
 ) {
   const { url, seen } = await standIn(answer, completion)
   const workspace = await tempDir('preflight-decision-ws-')
@@ -87,7 +89,7 @@ async function dispatchWith(
     dispatch: {
       id: randomUUID(),
       attempt: 1,
-      workspace: { path: workspace },
+      workspace: workspaceOf(workspace),
       subagent: { name: 'decision', version: 1 },
     },
     subagent: subagent(marker),
@@ -110,17 +112,56 @@ async function dispatchWith(
     faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
     warnings,
     reports: seen.flatMap((s) => (s.report ? [s.report] : [])),
+    // what is still listening on the worker's signal once the dispatch has ended
+    listeners: getEventListeners(worker.signal, 'abort').length,
   }
 }
 
 describe('the decision that starts the agent', () => {
-  it('starts the agent on proceed (the control)', async () => {
+  it('starts the agent on proceed (the control), and leaves nothing on the worker when it ends', async () => {
     const run = await dispatchWith({ status: 200, body: { decision: 'proceed', status: 'running' } })
     expect(run).toMatchObject({
       ending: 'succeeded',
       agentRan: true,
       steps: ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent'],
       completions: 1,
+      faults: [],
+      warnings: [],
+      listeners: 0,
+    })
+  })
+
+  const PROCEED: Answer = { status: 200, body: { decision: 'proceed', status: 'running' } }
+
+  it('never gets to verify, let alone the agent, when the workspace cannot be prepared', async () => {
+    const run = await dispatchWith(PROCEED, COMPLETED, new AbortController(), undefined, () => ({
+      path: '/not-a-root/of-this-worker',
+    }))
+    expect(run).toMatchObject({ ending: 'setup_failed', agentRan: false, steps: ['prepare', 'setup-failed'] })
+  })
+
+  it('never gets to verify, let alone the agent, when setup fails', async () => {
+    const run = await dispatchWith(PROCEED, COMPLETED, new AbortController(), undefined, (dir) => ({
+      path: dir,
+      setup: ['sh', '-c', 'exit 3'],
+    }))
+    expect(run).toMatchObject({
+      ending: 'setup_failed',
+      agentRan: false,
+      steps: ['prepare', 'setup', 'setup-failed'],
+      reports: [],
+    })
+  })
+
+  // A 409 is another attempt's lease: after it nothing more is written, not even a fault.
+  it('writes nothing more, not even a fault, once the report is answered with a lost lease', async () => {
+    const lost = { status: 409, body: { error: { code: 'lease-lost', message: 'superseded' } } }
+    const run = await dispatchWith(lost)
+    expect(run).toMatchObject({
+      ending: 'abandoned',
+      agentRan: false,
+      steps: ['prepare', 'setup', 'verify', 'report'],
+      completions: 0,
       faults: [],
       warnings: [],
     })
