@@ -151,9 +151,9 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
 
 // SIGKILL to git's process group: git and whatever it started that is still running.
 function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return
   try {
-    process.kill(-child.pid, 'SIGKILL')
+    // a child that never started has no pid: kill() refuses NaN as it refuses a group that is gone
+    process.kill(-Number(child.pid), 'SIGKILL')
   } catch {
     // the group is gone already
   }

@@ -66,6 +66,7 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
 // Whether `path` itself is a symlink; an error other than a miss (EIO, EACCES) is thrown, never read as "no".
 export function isSymlink(path: string): boolean {
   try {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
     return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true
   } catch (err) {
     if (isMissing(err)) return false

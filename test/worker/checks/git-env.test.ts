@@ -255,9 +255,12 @@ describe('runGit: bounds', () => {
   // many times, short enough that a run that fails to stop them still ends.
   it('stops git and everything it started when the time bound passes', async () => {
     const { git, dir } = scriptedGit('trap \'\' TERM\nsleep 3 &\necho $! > "$(dirname "$0")/child"\nwait')
+    const kill = vi.spyOn(process, 'kill')
     const started = Date.now()
     const run = runGit(tempDir(), ['fetch', 'origin'], { git, timeoutMs: 300 })
     await expect(run).rejects.toThrow(new GitAbortedError('git fetch origin did not finish'))
+    // once: after the group was killed, its id may be reused
+    expect(kill).toHaveBeenCalledTimes(1)
     expect(Date.now() - started).toBeLessThan(2_500)
     expect(await diesWithin(pidIn(join(dir, 'child')))).toBe(true)
     expect(await diesWithin(pidIn(join(dir, 'pid')))).toBe(true)
@@ -268,8 +271,10 @@ describe('runGit: bounds', () => {
     const controller = new AbortController()
     const run = runGit(tempDir(), ['status'], { git, signal: controller.signal })
     await until(() => existsSync(join(dir, 'pid')))
+    const kill = vi.spyOn(process, 'kill')
     controller.abort()
     await expect(run).rejects.toThrow(GitAbortedError)
+    expect(kill).toHaveBeenCalledTimes(1)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
     const done = new AbortController()
     await runGit(tempDir(), ['version'], { git: GIT, signal: done.signal })
@@ -293,20 +298,30 @@ describe('runGit: bounds', () => {
   })
 
   it('drops one trailing newline of stdout and of stderr, nothing else', async () => {
-    const { git } = scriptedGit("printf 'a\\nb\\n'; printf 'warn\\n\\n' >&2")
-    expect(await runGit(tempDir(), [], { git })).toEqual({ exitCode: 0, stdout: 'a\nb', stderr: 'warn\n' })
+    const { git } = scriptedGit("printf 'a\\nb\\n'; printf 'warn\\nmore\\n' >&2")
+    expect(await runGit(tempDir(), [], { git })).toEqual({
+      exitCode: 0,
+      stdout: 'a\nb',
+      stderr: 'warn\nmore',
+    })
   })
+
+  // Outcomes as lengths and messages: a failing assertion that printed 64 MiB would take the runner down.
+  const sizeOf = (run: Promise<{ stdout: string }>) =>
+    run.then(
+      (done) => done.stdout.length,
+      (err: Error) => err.message,
+    )
 
   it('reads output up to the bound, 64 MiB', async () => {
     const { git } = scriptedGit(`yes | head -c ${64 * 1024 * 1024}`)
-    expect((await runGit(tempDir(), ['log'], { git })).stdout).toHaveLength(64 * 1024 * 1024 - 1)
+    expect(await sizeOf(runGit(tempDir(), ['log'], { git }))).toBe(64 * 1024 * 1024 - 1)
   })
 
   // git ignoring SIGPIPE (its pipe closed by the reader) and living on: past the bound it is stopped.
   it('stops reading, and stops git, past the output bound', async () => {
     const { git, dir } = scriptedGit(`trap '' PIPE\nyes | head -c ${64 * 1024 * 1024 + 1}\nsleep 3`)
-    const run = runGit(tempDir(), ['log'], { git })
-    await expect(run).rejects.toThrow(new Error('git wrote more output than a check reads'))
+    expect(await sizeOf(runGit(tempDir(), ['log'], { git }))).toBe('git wrote more output than a check reads')
     expect(await diesWithin(pidIn(join(dir, 'pid')), 1_500)).toBe(true)
   })
 
