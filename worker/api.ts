@@ -1,15 +1,8 @@
 // HTTP client for the coordinator's worker routes: bearer token, retries with backoff, 409 = lease lost.
-import type {
-  ClaimResponse,
-  CompleteResponse,
-  EventRecorded,
-  HeartbeatResponse,
-  PreflightDecision,
-  Workspace,
-} from '../src/contract/api.js'
+import type { CompleteResponse, EventRecorded, HeartbeatResponse, Workspace } from '../src/contract/api.js'
 import type { PreflightReport } from '../src/contract/index.js'
 
-export type Claim = ClaimResponse
+export type { Claim } from './claim.js'
 export type { Workspace }
 
 export interface Fence {
@@ -76,9 +69,10 @@ export function createApi(opts: ApiOptions) {
   const at = (f: Fence, tail: string) => `/v1/dispatches/${encodeURIComponent(f.id)}/${tail}`
   return {
     // Claims are not retried here: the claim loop backs off itself, and a lost answer only costs a lease.
-    // `labels`: what this worker offers; a dispatch with labels goes only to a worker that has them all.
+    // The answer is whatever arrived (undefined: nothing to claim): worker/claim.ts reads it. `labels`:
+    // what this worker offers; a dispatch with labels goes only to a worker that has them all.
     claim: (workerId: string, waitMs: number, signal?: AbortSignal, labels: readonly string[] = []) =>
-      send<ClaimResponse | undefined>(
+      send<unknown>(
         base,
         opts.token,
         'POST',
@@ -97,8 +91,9 @@ export function createApi(opts: ApiOptions) {
         { ...fenced(f), step, ...(detail ? { detail } : {}) },
         signal,
       ),
+    // The answer is whatever arrived: only lifecycle.ts decides what it means.
     report: (f: Fence, report: PreflightReport, signal?: AbortSignal) =>
-      call<PreflightDecision>('PUT', at(f, 'preflight'), { ...fenced(f), report }, signal),
+      call<unknown>('PUT', at(f, 'preflight'), { ...fenced(f), report }, signal),
     complete: (f: Fence, completion: Completion, signal?: AbortSignal) =>
       call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), ...completion }, signal),
     setupFailed: (f: Fence, failure: SetupFailure, signal?: AbortSignal) =>

@@ -1,7 +1,8 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
-import type { Api, Claim, Fence } from './api.js'
+import type { Api, Fence } from './api.js'
 import type { Git } from './checks/git-env.js'
+import type { Claim, Fenced } from './claim.js'
 import type { CloneCredentials } from './clone-credentials.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, removeLeftovers, sweep } from './identity.js'
@@ -43,8 +44,9 @@ export interface DispatchDeps {
 
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'abandoned'
 
-export interface Job {
-  claim: Claim
+// A readable claim's job by default; an unreadable one's (Fenced: only its fence is known) is reported, never run.
+export interface Job<C extends Fenced = Claim> {
+  claim: C
   fence: Fence
   deps: DispatchDeps
   // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
@@ -64,7 +66,7 @@ export class Abandoned extends Error {
   override name = 'Abandoned'
 }
 
-export function openJob(claim: Claim, deps: DispatchDeps): Job {
+export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> {
   const fence: Fence = {
     id: claim.dispatch.id,
     attempt: claim.dispatch.attempt,
@@ -87,7 +89,7 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
   const releases: ((ending: Ending) => Promise<void> | void)[] = []
   const name = `${fence.id}-${fence.attempt}`
   const identity = deps.identity
-  const agentEnv = agentEnvironment(deps.env, deps.config.passEnv, claim.subagent.agent.env ?? {})
+  const agentEnv = agentEnvironment(deps.env, deps.config.passEnv, agentVars(claim))
   // fresh per dispatch and the slot uid's own; what the agent leaves there goes with the dispatch
   if (identity) Object.assign(agentEnv, privateDirs(deps.config.workdir, name))
   return {
@@ -133,7 +135,12 @@ export function openJob(claim: Claim, deps: DispatchDeps): Job {
   }
 }
 
+// The definition's agent.env: none for a claim whose definition could not be read.
+function agentVars(claim: Fenced): Record<string, string> {
+  return 'subagent' in claim ? ((claim as Claim).subagent.agent.env ?? {}) : {}
+}
+
 // Stops the dispatch before its next step when the lease is lost or the worker gave up waiting.
-export function ensureActive(job: Job): void {
+export function ensureActive(job: Job<Fenced>): void {
   if (job.signal.aborted) throw new Abandoned('the lease was lost or the worker is stopping')
 }

@@ -1,42 +1,76 @@
 // One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
-import type { Claim } from './api.js'
+import { PreflightDecision } from '../src/contract/api.js'
 import { LeaseLostError } from './api.js'
-import { Abandoned, type DispatchDeps, type Ending, openJob } from './job.js'
-import { agent, baseline, complete, fault, prepare, report, setup, setupFailed, verify } from './steps.js'
+import type { Claim, Fenced, ReadClaim, Unreadable } from './claim.js'
+import { Abandoned, type DispatchDeps, type Ending, type Job, openJob } from './job.js'
+import {
+  agent,
+  baseline,
+  complete,
+  fault,
+  prepare,
+  refusal,
+  report,
+  setup,
+  setupFailed,
+  verify,
+} from './steps.js'
 
-export async function runDispatch(claim: Claim, deps: DispatchDeps): Promise<Ending> {
+export function runDispatch(read: ReadClaim, deps: DispatchDeps): Promise<Ending> {
+  return read.ok ? withJob(read.claim, deps, run) : withJob(read.claim, deps, refuse)
+}
+
+async function run(job: Job<Claim>): Promise<Ending> {
+  const workspace = await prepare(job)
+  if (!workspace.ok) return setupFailed(job, workspace)
+  const prepared = await setup(job, workspace.dir)
+  if (!prepared.ok) return setupFailed(job, prepared)
+  const preflight = await verify(job, workspace.dir)
+  if (!proceeds(await report(job, preflight))) return 'preflight_failed'
+  const base = await baseline(job, workspace.dir)
+  const exit = await agent(job, workspace.dir)
+  return complete(job, exit, base)
+}
+
+// A claim whose definition or workspace this worker cannot read: verify (nothing checked) → report → end.
+// Nothing is prepared or run, whatever the coordinator answers.
+async function refuse(job: Job<Unreadable>): Promise<Ending> {
+  await report(job, await refusal(job))
+  return 'preflight_failed'
+}
+
+// The agent starts only on a stored report answered exactly `proceed`, in the contract's shape.
+function proceeds(answer: unknown): boolean {
+  return PreflightDecision.safeParse(answer).data?.decision === 'proceed'
+}
+
+async function withJob<C extends Fenced>(
+  claim: C,
+  deps: DispatchDeps,
+  steps: (job: Job<C>) => Promise<Ending>,
+): Promise<Ending> {
   const job = openJob(claim, deps)
+  // Stryker disable next-line StringLiteral: read only when abandon() itself throws (a throwing log), and close() reads '' as it reads 'abandoned'
   let ending: Ending = 'abandoned'
   try {
-    ending = await run()
+    ending = await steps(job)
   } catch (err) {
-    ending = await abandon(err)
+    ending = await abandon(job, err)
   } finally {
     await job.close(ending)
   }
   return ending
+}
 
-  async function run(): Promise<Ending> {
-    const workspace = await prepare(job)
-    if (!workspace.ok) return setupFailed(job, workspace)
-    const prepared = await setup(job, workspace.dir)
-    if (!prepared.ok) return setupFailed(job, prepared)
-    const preflight = await verify(job, workspace.dir)
-    if ((await report(job, preflight)) !== 'proceed') return 'preflight_failed'
-    const base = await baseline(job, workspace.dir)
-    const exit = await agent(job, workspace.dir)
-    return complete(job, exit, base)
-  }
-
-  // Lost lease, shutdown or a fault: the lease expires and another attempt runs it. A fault (the
-  // baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while the lease
-  // still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
-  async function abandon(err: unknown): Promise<Ending> {
-    const why = err instanceof Error ? err.message : String(err)
-    // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
-    const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError
-    deps.log[expected ? 'info' : 'warn'](`dispatch ${claim.dispatch.id}: abandoned: ${why}`)
-    if (!expected) await fault(job, why)
-    return 'abandoned'
-  }
+// Lost lease, shutdown or a fault: the lease expires and another attempt runs it. A fault (the
+// baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while the lease
+// still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
+async function abandon(job: Job<Fenced>, err: unknown): Promise<Ending> {
+  const why = err instanceof Error ? err.message : String(err)
+  // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
+  const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError
+  // Stryker disable next-line StringLiteral: text for people (tests assert on results, not on log text)
+  job.deps.log[expected ? 'info' : 'warn'](`dispatch ${job.fence.id}: abandoned: ${why}`)
+  if (!expected) await fault(job, why)
+  return 'abandoned'
 }

@@ -6,6 +6,7 @@ import { runAgent } from './agent.js'
 import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
 import { runGit } from './checks/git-env.js'
 import { verify as verifyRequirements } from './checks/index.js'
+import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
@@ -16,7 +17,7 @@ export type Failure = { ok: false; reason: string; detail: string }
 // Per git command of the baseline; a hung git abandons the dispatch instead of holding its lease forever.
 const BASELINE_GIT_TIMEOUT_MS = 10 * 60_000
 
-async function post(job: Job, step: string, detail?: Record<string, unknown>): Promise<void> {
+async function post(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
   await job.deps.api.event(job.fence, step, detail, job.signal)
 }
@@ -93,11 +94,16 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
   return { ...result, worker: job.workerInfo }
 }
 
-// The coordinator stores the report before it answers; anything but `proceed` ends the dispatch here.
-export async function report(job: Job, preflight: PreflightReport): Promise<'proceed' | 'abort'> {
+// A claim this worker could not read: nothing is checked, every declared requirement is error invalid-claim.
+export async function refusal(job: Job<Unreadable>): Promise<PreflightReport> {
+  await post(job, 'verify', { problem: job.claim.problem })
+  return { ...refusalReport(job.claim, new Date().toISOString()), worker: job.workerInfo }
+}
+
+// The coordinator stores the report before it answers; its answer, as it arrived, for lifecycle.ts to judge.
+export async function report(job: Job<Fenced>, preflight: PreflightReport): Promise<unknown> {
   await post(job, 'report', { outcome: preflight.outcome })
-  const answer = await job.deps.api.report(job.fence, preflight, job.signal)
-  return answer?.decision === 'proceed' ? 'proceed' : 'abort'
+  return job.deps.api.report(job.fence, preflight, job.signal)
 }
 
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
@@ -166,7 +172,7 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
 // must not hold it for the client's whole retry budget.
 const FAULT_POST_MS = 10_000
 
-export async function fault(job: Job, message: string): Promise<void> {
+export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(FAULT_POST_MS)])
   try {
     await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded)

@@ -1,5 +1,6 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
-import { type Api, ApiError, backoffMs, type Claim, sleep } from './api.js'
+import { type Api, ApiError, backoffMs, sleep } from './api.js'
+import { readClaim } from './claim.js'
 import { type AgentIdentity, slotIdentity, sweep } from './identity.js'
 import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
 import { runDispatch } from './lifecycle.js'
@@ -58,9 +59,9 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
       // died): none can change the next dispatch's workspace. A slot that cannot promise it stops.
       if (identity && !(await swept(n, identity))) return
       taken++
-      let claim: Claim | undefined
+      let answer: unknown
       try {
-        claim = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal, opts.labels)
+        answer = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal, opts.labels)
         failures = 0
       } catch (err) {
         taken--
@@ -68,14 +69,23 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
         await backOff(err, ++failures)
         continue
       }
-      if (!claim) {
+      if (answer === undefined) {
         taken--
         continue
       }
-      deps.log.info(`slot ${n}: claimed dispatch ${claim.dispatch.id} (attempt ${claim.dispatch.attempt})`)
-      const ending = await runDispatch(claim, deps)
+      const read = readClaim(answer)
+      if (!read) {
+        // nothing fences a write: the lease lapses and the coordinator gives the dispatch another attempt
+        deps.log.warn(`slot ${n}: a claim without a readable dispatch id, attempt and lease: left to lapse`)
+        counts.abandoned++
+        continue
+      }
+      const { id, attempt } = read.claim.dispatch
+      deps.log.info(`slot ${n}: claimed dispatch ${id} (attempt ${attempt})`)
+      if (!read.ok) deps.log.warn(`slot ${n}: dispatch ${id}: the claim does not read: ${read.claim.problem}`)
+      const ending = await runDispatch(read, deps)
       counts[ending]++
-      deps.log.info(`slot ${n}: dispatch ${claim.dispatch.id} ended: ${ending}`)
+      deps.log.info(`slot ${n}: dispatch ${id} ended: ${ending}`)
     }
   }
 

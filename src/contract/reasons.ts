@@ -6,6 +6,8 @@ export const Reason = {
   CheckFailed: 'check-failed',
   UnknownKind: 'unknown-kind',
   InvalidRequirement: 'invalid-requirement',
+  // the worker could not read the claim's definition or workspace with its contract: nothing was checked
+  InvalidClaim: 'invalid-claim',
   WalkLimit: 'walk-limit',
   GitUnavailable: 'git-unavailable',
   // decided: does not hold (status "unmet")

@@ -2,14 +2,9 @@
 import { sql } from 'drizzle-orm'
 import type { ClaimHint } from '../claim-hints.js'
 import type { DispatchStatus, PreflightDecision, PreflightRequest, PreflightView } from '../contract/api.js'
-import {
-  type CheckResult,
-  type ContextRequires,
-  canonicalJson,
-  type PreflightReport,
-} from '../contract/index.js'
+import type { CheckResult, ContextRequires, PreflightReport } from '../contract/index.js'
 import { ApiError, ErrorCode, notFound } from '../errors.js'
-import { type Judgement, judgeReport } from '../judge.js'
+import { type Judgement, judgeReport, replay, statusAfter } from '../judge.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { leaseLost } from './leases.js'
 import { iso, jsonb } from './sql.js'
@@ -37,7 +32,7 @@ export async function storePreflight(
   hint?: ClaimHint,
 ): Promise<PreflightDecision> {
   if (hint) {
-    const judged = judgeReport(hint.contextRequires, req.report.results)
+    const judged = judgeReport(hint.contextRequires, req.report)
     const stored = await writeReport(db, id, req, judged)
     if (stored) return decided(stored.subagent_name, judged, onStored)
   }
@@ -55,11 +50,10 @@ export async function storePreflight(
     if (!d) throw notFound(`dispatch ${id}`)
     if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw leaseLost(d)
     if (d.previous_report && d.previous_decision) {
-      // A retry of the same report gets the same answer; anything else is a conflict.
-      if (canonicalJson(d.previous_report) === canonicalJson(req.report)) {
-        // The status this decision set, not the current one (a retry may come after completion).
-        return { decision: d.previous_decision, status: statusOf(d.previous_decision) }
-      }
+      // A retry of the same report gets the same answer (the status it set, not the current one: a retry
+      // may come after completion); anything else is a conflict.
+      const again = replay({ report: d.previous_report, decision: d.previous_decision }, req.report)
+      if (again) return again
       throw new ApiError(
         409,
         ErrorCode.ReportConflict,
@@ -67,7 +61,7 @@ export async function storePreflight(
       )
     }
     if (d.status !== 'claimed' || !d.live) throw leaseLost(d)
-    const judged = judgeReport(d.definition.contextRequires, req.report.results)
+    const judged = judgeReport(d.definition.contextRequires, req.report)
     const stored = await writeReport(db, id, req, judged)
     if (stored) return decided(stored.subagent_name, judged, onStored)
     // The fence no longer held when writing (a concurrent retry, the sweep, a cancel): look again.
@@ -81,11 +75,8 @@ function decided(
   onStored?: (subagent: string, judged: Judgement) => void,
 ): PreflightDecision {
   onStored?.(subagent, judged)
-  return { decision: judged.decision, status: statusOf(judged.decision) }
+  return { decision: judged.decision, status: statusAfter(judged.decision) }
 }
-
-const statusOf = (decision: PreflightDecision['decision']): DispatchStatus =>
-  decision === 'proceed' ? 'running' : 'preflight_failed'
 
 // A complete report's judged results are the reported ones in the same order: the rows come from the
 // report just stored, and the results are not sent a second time. Only a report-incomplete verdict
@@ -97,7 +88,7 @@ async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: J
   return one<{ subagent_name: string }>(
     db,
     sql`WITH d AS (
-          UPDATE dispatches SET status = ${statusOf(judged.decision)}, updated_at = now()
+          UPDATE dispatches SET status = ${statusAfter(judged.decision)}, updated_at = now()
           WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
             AND status = 'claimed' AND lease_expires_at > now()
           RETURNING id, subagent_name, subagent_version, lease_owner

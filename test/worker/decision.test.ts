@@ -1,17 +1,21 @@
 // The agent starts only on a stored report answered exactly `proceed`: any other answer (abort, a
 // malformed body, no body) ends the dispatch as preflight_failed with no baseline, agent or completion.
+// And only on a claim that reads: a definition or workspace the worker cannot parse is reported, never run.
 //
 // The coordinator is a stand-in HTTP server on loopback (the workspace, the checks and the agent are
 // real): the real coordinator only ever answers `proceed` or `abort`, so only a stand-in can send the
 // malformed answers a broken proxy or a version skew could.
 import { randomUUID } from 'node:crypto'
+import { getEventListeners } from 'node:events'
 import { existsSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { PreflightReport } from '../../src/contract/index.js'
 import { createApi } from '../../worker/api.js'
+import { readClaim } from '../../worker/claim.js'
 import { runDispatch } from '../../worker/lifecycle.js'
 import { GIT, tempDir } from './git-fixtures.js'
 
@@ -31,7 +35,7 @@ const COMPLETED: Answer = { status: 200, body: { status: 'succeeded' } }
 // Answers every worker route as the coordinator would, the preflight report with `answer` and the
 // completion with `completion`.
 async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
-  const seen: { path: string; step?: string; detail?: unknown }[] = []
+  const seen: { path: string; step?: string; detail?: unknown; report?: PreflightReport }[] = []
   const reply = (res: ServerResponse, status: number, text?: string) => {
     res.writeHead(status, { 'content-type': 'application/json' })
     res.end(text)
@@ -40,8 +44,9 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
     let text = ''
     for await (const chunk of req) text += chunk
     const path = req.url ?? ''
-    const { step, detail } = JSON.parse(text || '{}') as { step?: string; detail?: unknown }
-    seen.push({ path, ...(step ? { step, detail } : {}) })
+    const body = JSON.parse(text || '{}') as { step?: string; detail?: unknown; report?: PreflightReport }
+    const { step, detail, report } = body
+    seen.push({ path, ...(step ? { step, detail } : {}), ...(report ? { report } : {}) })
     if (path.endsWith('/heartbeat')) {
       const expiresAt = new Date(Date.now() + 60_000).toISOString()
       return reply(res, 200, JSON.stringify({ status: 'running', lease: { token: 'lease', expiresAt } }))
@@ -61,7 +66,19 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
   return { url: `http://127.0.0.1:${port}`, seen }
 }
 
-async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, worker = new AbortController()) {
+type Subagent = Record<string, unknown>
+
+async function dispatchWith(
+  answer: Answer | 'hang',
+  completion = COMPLETED,
+  worker = new AbortController(),
+  subagent: (marker: string) => Subagent = (marker) => ({
+    name: 'decision',
+    agent: { command: ['sh', '-c', `touch ${JSON.stringify(marker)}`] },
+    contextRequires: { exec: ['sh'] },
+  }),
+  workspaceOf: (dir: string) => Record<string, unknown> = (dir) => ({ path: dir }),
+) {
   const { url, seen } = await standIn(answer, completion)
   const workspace = await tempDir('preflight-decision-ws-')
   const workdir = await tempDir('preflight-decision-work-')
@@ -72,17 +89,15 @@ async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, wor
     dispatch: {
       id: randomUUID(),
       attempt: 1,
-      workspace: { path: workspace },
+      workspace: workspaceOf(workspace),
       subagent: { name: 'decision', version: 1 },
     },
-    subagent: {
-      name: 'decision',
-      agent: { command: ['sh', '-c', `touch ${JSON.stringify(marker)}`] },
-      contextRequires: { exec: ['sh'] },
-    },
+    subagent: subagent(marker),
     lease: { token: 'lease', expiresAt: new Date(Date.now() + 60_000).toISOString() },
   }
-  const ending = await runDispatch(claim, {
+  const read = readClaim(claim)
+  if (!read) throw new Error('the fixture claim has no fence')
+  const ending = await runDispatch(read, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
     config: { git: GIT, workerId: 'w-decision', workdir, roots: [workspace], passEnv: [], keepFailed: false },
@@ -96,17 +111,57 @@ async function dispatchWith(answer: Answer | 'hang', completion = COMPLETED, wor
     completions: seen.filter((s) => s.path.endsWith('/complete')).length,
     faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
     warnings,
+    reports: seen.flatMap((s) => (s.report ? [s.report] : [])),
+    // what is still listening on the worker's signal once the dispatch has ended
+    listeners: getEventListeners(worker.signal, 'abort').length,
   }
 }
 
 describe('the decision that starts the agent', () => {
-  it('starts the agent on proceed (the control)', async () => {
+  it('starts the agent on proceed (the control), and leaves nothing on the worker when it ends', async () => {
     const run = await dispatchWith({ status: 200, body: { decision: 'proceed', status: 'running' } })
-    expect(run).toEqual({
+    expect(run).toMatchObject({
       ending: 'succeeded',
       agentRan: true,
       steps: ['prepare', 'setup', 'verify', 'report', 'baseline', 'agent'],
       completions: 1,
+      faults: [],
+      warnings: [],
+      listeners: 0,
+    })
+  })
+
+  const PROCEED: Answer = { status: 200, body: { decision: 'proceed', status: 'running' } }
+
+  it('never gets to verify, let alone the agent, when the workspace cannot be prepared', async () => {
+    const run = await dispatchWith(PROCEED, COMPLETED, new AbortController(), undefined, () => ({
+      path: '/not-a-root/of-this-worker',
+    }))
+    expect(run).toMatchObject({ ending: 'setup_failed', agentRan: false, steps: ['prepare', 'setup-failed'] })
+  })
+
+  it('never gets to verify, let alone the agent, when setup fails', async () => {
+    const run = await dispatchWith(PROCEED, COMPLETED, new AbortController(), undefined, (dir) => ({
+      path: dir,
+      setup: ['sh', '-c', 'exit 3'],
+    }))
+    expect(run).toMatchObject({
+      ending: 'setup_failed',
+      agentRan: false,
+      steps: ['prepare', 'setup', 'setup-failed'],
+      reports: [],
+    })
+  })
+
+  // A 409 is another attempt's lease: after it nothing more is written, not even a fault.
+  it('writes nothing more, not even a fault, once the report is answered with a lost lease', async () => {
+    const lost = { status: 409, body: { error: { code: 'lease-lost', message: 'superseded' } } }
+    const run = await dispatchWith(lost)
+    expect(run).toMatchObject({
+      ending: 'abandoned',
+      agentRan: false,
+      steps: ['prepare', 'setup', 'verify', 'report'],
+      completions: 0,
       faults: [],
       warnings: [],
     })
@@ -141,7 +196,7 @@ describe('the decision that starts the agent', () => {
   ]
   it.each(refusals)('does not start the agent on %s', async (_name, answer) => {
     const run = await dispatchWith(answer)
-    expect(run).toEqual({
+    expect(run).toMatchObject({
       ending: 'preflight_failed',
       agentRan: false,
       steps: ['prepare', 'setup', 'verify', 'report'],
@@ -150,4 +205,67 @@ describe('the decision that starts the agent', () => {
       warnings: [],
     })
   })
+})
+
+// A coordinator of another version (or a broken proxy) may hand out a definition this worker cannot read. It
+// must not run, and its requirements must not read as met, even when the coordinator answers proceed.
+describe('a claim whose definition does not read', () => {
+  const PROCEED: Answer = { status: 200, body: { decision: 'proceed', status: 'running' } }
+  const definitions: [string, (marker: string) => Subagent, [string, string][]][] = [
+    [
+      'git that is not an object',
+      (marker) => ({
+        name: 'decision',
+        agent: { command: ['touch', marker] },
+        contextRequires: { git: true },
+      }),
+      [['git', 'true']],
+    ],
+    [
+      'a kind this worker does not know',
+      (marker) => ({
+        name: 'decision',
+        agent: { command: ['touch', marker] },
+        contextRequires: { exec: ['sh'], nix: true },
+      }),
+      [
+        ['exec', 'sh'],
+        ['nix', 'true'],
+      ],
+    ],
+    [
+      'an agent without a command',
+      () => ({ name: 'decision', agent: {}, contextRequires: { paths: ['a'], git: { worktree: true } } }),
+      [
+        ['paths', 'a'],
+        ['git', 'worktree'],
+      ],
+    ],
+    [
+      'contextRequires that is not an object',
+      () => ({ name: 'decision', agent: {}, contextRequires: 'x' }),
+      [],
+    ],
+  ]
+
+  it.each(definitions)(
+    'reports %s as error for every requirement and never starts anything',
+    async (_n, def, rows) => {
+      const run = await dispatchWith(PROCEED, COMPLETED, new AbortController(), def)
+      expect(run).toMatchObject({ ending: 'preflight_failed', agentRan: false, completions: 0, faults: [] })
+      expect(run.steps).toEqual(['verify', 'report'])
+      expect(run.reports).toHaveLength(1)
+      const [report] = run.reports
+      expect(report?.outcome).toBe('error')
+      expect(report?.declared).toBe(rows.length > 0)
+      expect(report?.results.map((r) => [r.kind, r.requirement])).toEqual(rows)
+      for (const result of report?.results ?? []) {
+        expect(result).toMatchObject({
+          status: 'error',
+          reason: 'invalid-claim',
+          observed: { problem: expect.any(String) },
+        })
+      }
+    },
+  )
 })

@@ -50,7 +50,7 @@ export const safeGit: GitRunner = (cwd, args, env, input) =>
   runGit(cwd, args, { git: GIT, ...(env ? { env } : {}), ...(input ? { input } : {}) })
 
 // The worker's git as the worker finds it at start: on its own PATH.
-export const GIT = findGit(process.env.PATH)
+export const GIT = findGit(process.env.PATH, [])
 
 export async function removeAll(dirs: string[]): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))

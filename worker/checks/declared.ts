@@ -1,31 +1,77 @@
-// Every requirement a contextRequires declares, including kinds and git facts this version does not know:
-// a definition written for a newer worker must fail closed here (error: unknown-kind), never be skipped.
-import {
-  type ContextRequires,
-  GitFact,
-  listRequirements,
-  type Requirement,
-  RequirementKind,
-} from '../../src/contract/index.js'
+// Every requirement a contextRequires declares, read from whatever arrived rather than from its type: kinds and
+// git facts this version does not know, and values of a shape it cannot read, fail closed (error), never skipped.
+import { GitFact, type Requirement, RequirementKind } from '../../src/contract/index.js'
+
+// A declared requirement; `problem` says why it cannot be checked as declared (the evaluator answers error).
+export interface Declared extends Requirement {
+  problem?: string
+}
 
 const KNOWN = new Set<string>(RequirementKind.options)
 
-export function declaredRequirements(requires: ContextRequires | undefined): Requirement[] {
-  const list = listRequirements(requires)
-  if (!requires || typeof requires !== 'object') return list
-  const git: unknown = requires.git
-  for (const fact of git && typeof git === 'object' ? Object.keys(git) : []) {
-    if (!(GitFact as readonly string[]).includes(fact)) list.push({ kind: 'git', requirement: fact })
-  }
+// In declaration order as listRequirements gives it for a valid contextRequires: paths, exec, the git facts
+// this version knows, then git facts and kinds it does not know.
+export function declaredRequirements(requires: unknown): Declared[] {
+  if (requires === undefined) return []
+  if (!isRecord(requires)) throw new TypeError('contextRequires must be an object')
+  const list = [
+    ...entries('paths', requires.paths),
+    ...entries('exec', requires.exec),
+    ...facts(requires.git),
+  ]
   for (const [key, value] of Object.entries(requires)) {
-    if (KNOWN.has(key)) continue
-    for (const item of itemsOf(value)) list.push({ kind: key as RequirementKind, requirement: item })
+    // the evaluator has no checker for the kind: error unknown-kind
+    if (!KNOWN.has(key)) list.push(...itemsOf(value).map((item) => declared(key, item)))
   }
   return list
 }
 
+// paths and exec: a list of strings.
+function entries(kind: 'paths' | 'exec', value: unknown): Declared[] {
+  if (value === undefined) return []
+  if (!Array.isArray(value)) return [declared(kind, textOf(value), `${kind} must be a list`)]
+  return value.map((item) =>
+    typeof item === 'string'
+      ? declared(kind, item)
+      : declared(kind, textOf(item), `${kind} entries must be strings`),
+  )
+}
+
+// git: an object of facts, each true (must hold) or false (must not hold).
+function facts(git: unknown): Declared[] {
+  if (git === undefined) return []
+  if (!isRecord(git)) return [declared('git', textOf(git), 'git must be an object of facts')]
+  const list: Declared[] = []
+  for (const fact of GitFact) {
+    const value = git[fact]
+    if (value === undefined) continue
+    list.push(
+      typeof value === 'boolean'
+        ? declared('git', fact)
+        : declared('git', fact, `git.${fact} must be true or false`),
+    )
+  }
+  // the git checker does not know the fact: error unknown-kind
+  for (const fact of Object.keys(git))
+    if (!(GitFact as readonly string[]).includes(fact)) list.push(declared('git', fact))
+  return list
+}
+
+// An unknown kind's entries: a list's items, an object's keys, or the value itself.
 function itemsOf(value: unknown): string[] {
-  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
-  if (value && typeof value === 'object') return Object.keys(value)
-  return [String(JSON.stringify(value))]
+  if (Array.isArray(value)) return value.map(textOf)
+  if (isRecord(value)) return Object.keys(value)
+  return [textOf(value)]
+}
+
+function declared(kind: string, requirement: string, problem?: string): Declared {
+  return { kind: kind as RequirementKind, requirement, ...(problem === undefined ? {} : { problem }) }
+}
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : String(JSON.stringify(value))
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

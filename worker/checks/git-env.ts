@@ -95,24 +95,27 @@ function realWorkspace(workspace: string): string {
 // git from an absolute PATH entry, and only one whose real path is outside every directory in `avoid`
 // (workspaces, the workdir): a relative entry, one through `..` or a link into a workspace would run a
 // git the workspace ships, which could answer anything. Throws GitUnavailableError when there is none.
-export function findGit(path: string | undefined, avoid: readonly string[] = []): Git {
+export function findGit(path: string | undefined, avoid: readonly string[]): Git {
+  if (path === undefined) throw new GitUnavailableError('git is not on PATH (no PATH)')
   const roots = [...new Set(avoid.flatMap((dir) => [dir, realOrUndefined(dir) ?? dir]))]
-  for (const dir of (path ?? '').split(':')) {
+  for (const dir of path.split(':')) {
+    // relative to this process's cwd, which is not the agent's: never a place to trust a git from
     if (!dir.startsWith('/')) continue
     const git = findExecutable('git', [dir])
     const real = git && realOrUndefined(git)
     // the real path is what runs: a link swapped after this check cannot point it elsewhere
     if (real && !roots.some((root) => isInside(real, root))) return { bin: real, path }
   }
-  throw new GitUnavailableError(`git is not on PATH (${path ?? 'no PATH'})`)
+  throw new GitUnavailableError(`git is not on PATH (${path})`)
 }
 
 function realOrUndefined(path: string): string | undefined {
   try {
     return realpathSync.native(path)
   } catch {
-    return undefined
+    // not there (yet), or not ours to resolve: no real path
   }
+  return undefined
 }
 
 // git -C <workspace> <safety args> <args>, environment replaced (not extended), bounded in time; stdin
@@ -133,15 +136,15 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
   })
   const stop = () => killGroup(child)
   const timer = opts.timeoutMs === undefined ? undefined : setTimeout(stop, opts.timeoutMs)
-  opts.signal?.addEventListener('abort', stop, { once: true })
+  opts.signal?.addEventListener('abort', stop)
   // git may exit before reading all of it (a bad argument): that is its answer, not ours to throw
   child.stdin?.on('error', () => {})
   child.stdin?.end(opts.input)
   try {
     const [exitCode, stdout, stderr] = await Promise.all([
       exited(child),
-      collect(child.stdout),
-      collect(child.stderr),
+      collect(child.stdout as Readable),
+      collect(child.stderr as Readable),
     ])
     if (exitCode === null) throw new GitAbortedError(`git ${args.join(' ')} did not finish`)
     return {
@@ -151,6 +154,8 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
       stderr: stderr.toString('utf8').replace(/\n$/, ''),
     }
   } finally {
+    // cut short (the output bound, a failed start): stop what still runs; never signal a group whose
+    // leader has exited, its id may be someone else's by now
     if (child.exitCode === null && child.signalCode === null) stop()
     clearTimeout(timer)
     opts.signal?.removeEventListener('abort', stop)
@@ -159,9 +164,9 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
 
 // SIGKILL to git's process group: git and whatever it started that is still running.
 function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return
   try {
-    process.kill(-child.pid, 'SIGKILL')
+    // a child that never started has no pid: kill() refuses NaN as it refuses a group that is gone
+    process.kill(-Number(child.pid), 'SIGKILL')
   } catch {
     // the group is gone already
   }
@@ -174,14 +179,13 @@ function exited(child: ChildProcess): Promise<number | null> {
   })
 }
 
-async function collect(stream: Readable | null): Promise<Buffer> {
+async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = []
   let length = 0
-  if (!stream) return Buffer.alloc(0)
   for await (const chunk of stream as AsyncIterable<Buffer>) {
+    chunks.push(chunk)
     length += chunk.length
     if (length > MAX_OUTPUT) throw new Error('git wrote more output than a check reads')
-    chunks.push(chunk)
   }
   return Buffer.concat(chunks)
 }

@@ -1,5 +1,5 @@
 // The empty HOME git runs with, so no ~/.gitconfig of the worker or the agent reaches it.
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -15,28 +15,33 @@ export function gitHome(): string {
 // It is used only while it is provably ours and empty — owned by this uid, mode 0700, a real directory —
 // otherwise a private directory is made for this process.
 export function scratchHomeIn(parent: string): string {
+  // without getuid (not POSIX) nothing is provably ours: every process makes its own
+  // Stryker disable next-line OptionalChaining: equivalent where the worker runs, every POSIX platform has getuid
   const uid = process.getuid?.()
-  const shared = join(parent, `preflight-git-home-${uid ?? 'user'}`)
+  const shared = join(parent, `preflight-git-home-${uid}`)
   try {
     mkdirSync(shared, { mode: 0o700 })
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return privateHome(parent)
+  } catch {
+    // there already, or it cannot be made: either way it is used only if it passes the test below
   }
   return isOursAndEmpty(shared, uid) ? shared : privateHome(parent)
 }
 
 function isOursAndEmpty(dir: string, uid: number | undefined): boolean {
+  let info: Stats
   try {
-    const info = lstatSync(dir)
-    const ours = info.isDirectory() && (uid === undefined || info.uid === uid) && (info.mode & 0o077) === 0
-    return ours && readdirSync(dir).length === 0
+    info = lstatSync(dir)
   } catch {
+    // cannot be looked at: not provably ours (and a private directory there will fail the same way)
     return false
   }
+  const ours = info.isDirectory() && info.uid === uid && (info.mode & 0o077) === 0
+  return ours && readdirSync(dir).length === 0
 }
 
 function privateHome(parent: string): string {
   const dir = mkdtempSync(join(parent, 'preflight-git-home-'))
+  // Stryker disable next-line all: runs at exit, which no in-process test sees; a child process shows it (git-env.test.ts)
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
   return dir
 }

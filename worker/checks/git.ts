@@ -54,7 +54,7 @@ function isNotARepository(run: GitRun): boolean {
 // Exit 1 is --verify finding no commit at HEAD; any other failure is git unable to answer, never an answer.
 function answer(run: GitRun): string {
   if (run.exitCode !== 0 && run.exitCode !== 1) {
-    throw new Error(`git rev-parse exited ${run.exitCode}: ${run.stderr.trim()}`)
+    throw new Error(`git rev-parse exited ${run.exitCode}: ${run.stderr}`)
   }
   return run.stdout
 }
@@ -82,7 +82,15 @@ export async function checkGit(requirement: string, ctx: CheckContext): Promise<
     return { status: 'error', reason: Reason.UnknownKind, observed: { fact: requirement } }
   }
   const verdict = verdicts[requirement as GitFact]
-  const expected = ctx.requires.git?.[requirement as GitFact] ?? true
+  // true: must hold; false: must not hold; anything else was never a declaration of either
+  const expected: unknown = ctx.requires.git?.[requirement as GitFact]
+  if (typeof expected !== 'boolean') {
+    return {
+      status: 'error',
+      reason: Reason.InvalidRequirement,
+      observed: { problem: `git.${requirement} must be true or false` },
+    }
+  }
   let facts: GitFacts
   try {
     facts = await sharedProbe(ctx)

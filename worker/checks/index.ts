@@ -8,10 +8,9 @@ import {
   outcomeOf,
   PathPattern,
   Reason,
-  type Requirement,
   type RequirementKind,
 } from '../../src/contract/index.js'
-import { declaredRequirements } from './declared.js'
+import { type Declared, declaredRequirements } from './declared.js'
 import { checkExec } from './exec.js'
 import { checkGit } from './git.js'
 import type { Git } from './git-env.js'
@@ -85,9 +84,10 @@ export async function verify(requires: ContextRequires | undefined, opts: Verify
   }
 }
 
-// One result per requirement, in declaration order, each `error: not-checked` until a checker decides it.
+// One result per requirement, in declaration order, each `error: not-checked` until a checker decides it:
+// a requirement whose evaluation failed outright (a bug past runBounded) keeps that result.
 export async function evaluate(
-  requirements: readonly Requirement[],
+  requirements: readonly Declared[],
   table: Partial<Record<string, Checker>>,
   ctx: EvaluationContext,
 ): Promise<CheckResult[]> {
@@ -100,9 +100,9 @@ export async function evaluate(
     durationMs: 0,
   }))
   const started = performance.now()
-  await Promise.all(
+  await Promise.allSettled(
     startOrder(requirements).map(async (i) => {
-      const req = requirements[i] as Requirement
+      const req = requirements[i] as Declared
       const finding = await runBounded(req, table, ctx)
       results[i] = toResult(req, finding, performance.now() - started)
     }),
@@ -112,13 +112,13 @@ export async function evaluate(
 
 // git checks start first: their child process then runs while the file system checks do their
 // synchronous work on this thread. Results stay in declaration order whatever the start order.
-function startOrder(requirements: readonly Requirement[]): number[] {
-  const indices = requirements.map((_, i) => i)
-  const first = (i: number) => (requirements[i]?.kind === 'git' ? 0 : 1)
-  return indices.sort((a, b) => first(a) - first(b) || a - b)
+function startOrder(requirements: readonly Declared[]): number[] {
+  const ranked = requirements.map((req, i) => ({ i, rank: req.kind === 'git' ? 0 : 1 }))
+  // sort() is stable: within a rank, declaration order stays
+  return ranked.sort((a, b) => a.rank - b.rank).map(({ i }) => i)
 }
 
-function toResult(req: Requirement, finding: Finding, ms: number): CheckResult {
+function toResult(req: Declared, finding: Finding, ms: number): CheckResult {
   const result: CheckResult = {
     kind: req.kind,
     requirement: req.requirement,
@@ -132,16 +132,20 @@ function toResult(req: Requirement, finding: Finding, ms: number): CheckResult {
 
 // The coordinator validates definitions; the worker checks again, because a name such as `../../bin/sh`
 // joined to a PATH entry would resolve, and a coordinator of another version may not have refused it.
-const SHAPES: Partial<Record<string, z.ZodType>> = { paths: PathPattern, exec: ExecName }
+const SHAPES = new Map<string, z.ZodType>([
+  ['paths', PathPattern],
+  ['exec', ExecName],
+])
 
-function invalidity(req: Requirement): string | undefined {
-  const shape = Object.hasOwn(SHAPES, req.kind) ? SHAPES[req.kind] : undefined
-  return shape?.safeParse(req.requirement).error?.issues[0]?.message
+function invalidity(req: Declared): string | undefined {
+  if (req.problem !== undefined) return req.problem
+  const error = SHAPES.get(req.kind)?.safeParse(req.requirement).error
+  return error?.issues.map((issue) => issue.message).join('; ')
 }
 
 // A checker's answer, or `error` when it has none, throws, or runs past the timeout (then it is told to stop).
 async function runBounded(
-  req: Requirement,
+  req: Declared,
   table: Partial<Record<string, Checker>>,
   ctx: EvaluationContext,
 ): Promise<Finding> {
@@ -174,10 +178,9 @@ const STATUSES: readonly unknown[] = ['met', 'unmet', 'error']
 
 // Only a well-formed answer fills a result: anything else from a checker is a bug, reported as such.
 function isFinding(value: unknown): value is Finding {
-  const finding = value as Finding | undefined
-  return (
-    STATUSES.includes(finding?.status) && typeof finding?.observed === 'object' && finding.observed !== null
-  )
+  if (typeof value !== 'object' || value === null) return false
+  const { status, observed } = value as Partial<Finding>
+  return STATUSES.includes(status) && typeof observed === 'object' && observed !== null
 }
 
 function failure(reason: Reason, observed: Record<string, unknown>): Finding {

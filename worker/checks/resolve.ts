@@ -14,6 +14,7 @@ function inspectCandidate(path: string, agent: AgentAccess | undefined): Candida
   let info: Stats | undefined
   try {
     // throwIfNoEntry: most PATH directories do not hold the name, and an exception per miss is costly
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
     info = statSync(path, { throwIfNoEntry: false })
   } catch (err) {
     // a candidate this process may not even look at cannot be executed by it either
@@ -35,10 +36,10 @@ function inspectCandidate(path: string, agent: AgentAccess | undefined): Candida
 function mayExecute(path: string): boolean {
   try {
     accessSync(path, constants.X_OK)
-    return true
   } catch {
     return false
   }
+  return true
 }
 
 export interface Resolution {
@@ -62,21 +63,24 @@ export function findExecutable(name: string, dirs: readonly string[]): string | 
   return resolveOnDirs(name, dirs).found
 }
 
+// Whether `path` itself is a symlink; an error other than a miss (EIO, EACCES) is thrown, never read as "no".
 export function isSymlink(path: string): boolean {
   try {
-    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? false
-  } catch {
-    return false
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true
+  } catch (err) {
+    if (isMissing(err)) return false
+    throw err
   }
 }
 
 // A PATH entry or path that is not there, or runs through a file or a link loop: nothing to find.
 export function isMissing(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  const code = (err as NodeJS.ErrnoException).code
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG'
 }
 
 function isDenied(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  const code = (err as NodeJS.ErrnoException).code
   return code === 'EACCES' || code === 'EPERM'
 }

@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { Access, mayAccess, reachable, type SearchCache } from '../../../worker/checks/access.js'
+import { Access, agentAccess, mayAccess, reachable, type SearchCache } from '../../../worker/checks/access.js'
+import { failingMount } from './failing-mount.js'
 import { link, sharedDir, write } from './helpers.js'
 
 // Not this process's uid, so the mode bits of the files a test creates decide.
@@ -104,5 +105,72 @@ describe('reachable', () => {
     expect(reachable(join(root, 'gone'), AGENT, new Map())).toBe(false)
     link(root, 'loop', join(root, 'loop'))
     expect(reachable(join(root, 'loop'), AGENT, new Map())).toBe(false)
+  })
+})
+
+describe('reachable: links', () => {
+  it('follows an absolute link and a relative one, with ".", ".." and doubled slashes in it', () => {
+    const root = sharedDir()
+    write(root, 'real/tool')
+    link(root, 'bin/absolute', join(root, 'real/tool'))
+    link(root, 'bin/relative', './/../real/./tool')
+    expect(reachable(join(root, 'bin/absolute'), AGENT, new Map())).toBe(true)
+    expect(reachable(join(root, 'bin/relative'), AGENT, new Map())).toBe(true)
+  })
+
+  // The kernel gives up (ELOOP) past 40 links in one lookup; so does the walk.
+  it('follows a chain of 40 links and gives up at 41, as the kernel does', () => {
+    const root = sharedDir()
+    write(root, 'tool')
+    let target = join(root, 'tool')
+    for (let i = 1; i <= 41; i++) {
+      link(root, `l${i}`, target)
+      target = join(root, `l${i}`)
+    }
+    expect(statSync(join(root, 'l40')).isFile()).toBe(true)
+    expect(reachable(join(root, 'l40'), AGENT, new Map())).toBe(true)
+    expect(() => statSync(join(root, 'l41'))).toThrow(/ELOOP/)
+    expect(reachable(join(root, 'l41'), AGENT, new Map())).toBe(false)
+  })
+
+  it('is false for a link through a file, however executable, as the kernel (ENOTDIR)', () => {
+    const root = sharedDir()
+    write(root, 'real/tool')
+    write(root, 'data', 'x', 0o755)
+    link(root, 'bin/tool', '../data/../real/tool')
+    expect(() => statSync(join(root, 'bin/tool'))).toThrow(/ENOTDIR/)
+    expect(reachable(join(root, 'bin/tool'), AGENT, new Map())).toBe(false)
+  })
+
+  it('is false, not a fault, for a link through a directory that is not there', () => {
+    const root = sharedDir()
+    link(root, 'bin/tool', '../missing/deeper/tool')
+    expect(reachable(join(root, 'bin/tool'), AGENT, new Map())).toBe(false)
+  })
+})
+
+// The kernel's own answers, from a file system that fails every lookup with one errno.
+describe('reachable: what the kernel refuses', () => {
+  it.for(['EACCES', 'EPERM'] as const)('is false where looking is refused (%s)', async (code, ctx) => {
+    const refused = await failingMount(code)
+    if (!refused) return ctx.skip()
+    expect(reachable(join(refused, 'tool'), AGENT, new Map())).toBe(false)
+  })
+
+  it('throws EIO rather than read a fault as unreachable', async (ctx) => {
+    const broken = await failingMount('EIO')
+    if (!broken) return ctx.skip()
+    expect(() => reachable(join(broken, 'tool'), AGENT, new Map())).toThrow(/EIO/)
+  })
+})
+
+describe('agentAccess', () => {
+  it('shares one cache among the checks of one verify() call, and judges for this process without an agent', () => {
+    const memo = new Map<string, unknown>()
+    const first = agentAccess({ agent: AGENT, memo })
+    expect(first).toEqual({ who: AGENT, cache: expect.any(Map) })
+    expect(agentAccess({ agent: AGENT, memo })?.cache).toBe(first?.cache)
+    expect(agentAccess({ agent: AGENT, memo: new Map() })?.cache).not.toBe(first?.cache)
+    expect(agentAccess({ memo })).toBeUndefined()
   })
 })

@@ -1,5 +1,5 @@
 import { chmodSync } from 'node:fs'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type ContextRequires, listRequirements, type Requirement } from '../../../src/contract/index.js'
 import { type Checker, evaluate, evaluationContext, verify } from '../../../worker/checks/index.js'
 import { repoWithCommit, tempDir, write } from './helpers.js'
@@ -26,6 +26,18 @@ describe('evaluate: fail closed', () => {
     })
   })
 
+  it('takes the text of a thrown value that is not an Error', async () => {
+    const boom: Checker = async () => {
+      throw 'plain text'
+    }
+    const [result] = await evaluate(one('paths'), { paths: boom }, ctx())
+    expect(result).toMatchObject({
+      status: 'error',
+      reason: 'check-failed',
+      observed: { message: 'plain text' },
+    })
+  })
+
   it('turns a checker that throws synchronously into error check-failed', async () => {
     const boom = (() => {
       throw new Error('sync')
@@ -34,10 +46,56 @@ describe('evaluate: fail closed', () => {
     expect(result).toMatchObject({ status: 'error', reason: 'check-failed' })
   })
 
-  it('turns a checker that answers without a verdict into error check-failed', async () => {
-    const sloppy = (async () => ({ status: 'fine' })) as unknown as Checker
+  it.each([
+    ['a status it does not know', { status: 'fine', observed: {} }],
+    ['no observed', { status: 'met' }],
+    ['observed that is not an object', { status: 'met', observed: 'yes' }],
+    ['observed null', { status: 'met', observed: null }],
+    ['nothing', undefined],
+    ['null', null],
+    ['a string', 'met'],
+  ])('turns a checker that answers with %s into error check-failed', async (_name, answer) => {
+    const sloppy = (async () => answer) as unknown as Checker
     const [result] = await evaluate(one('paths'), { paths: sloppy }, ctx())
-    expect(result).toMatchObject({ status: 'error', reason: 'check-failed' })
+    expect(result).toEqual({
+      kind: 'paths',
+      requirement: 'x',
+      status: 'error',
+      reason: 'check-failed',
+      observed: { message: 'no verdict' },
+      durationMs: expect.any(Number),
+    })
+  })
+
+  // Results are made from the declaration first: one that nothing could fill in stays error not-checked.
+  it('keeps error not-checked for a requirement whose answer cannot even be read', async () => {
+    const broken: Checker = async () =>
+      ({
+        status: 'unmet',
+        observed: {},
+        get reason(): never {
+          throw new Error('unreadable')
+        },
+      }) as never
+    const results = await evaluate(
+      [
+        { kind: 'paths', requirement: 'a' },
+        { kind: 'exec', requirement: 'sh' },
+      ],
+      { paths: broken, exec: met },
+      ctx(),
+    )
+    expect(results).toEqual([
+      {
+        kind: 'paths',
+        requirement: 'a',
+        status: 'error',
+        reason: 'not-checked',
+        observed: {},
+        durationMs: 0,
+      },
+      { kind: 'exec', requirement: 'sh', status: 'met', observed: {}, durationMs: expect.any(Number) },
+    ])
   })
 
   it('answers error unknown-kind for a kind with no checker', async () => {
@@ -53,6 +111,7 @@ describe('evaluate: fail closed', () => {
       ['met', undefined],
       ['error', 'unknown-kind'],
     ])
+    expect(results[1]?.observed).toEqual({ kind: 'exec' })
   })
 
   it('answers error unknown-kind for a kind this version does not know (version skew)', async () => {
@@ -74,8 +133,20 @@ describe('evaluate: fail closed', () => {
         })
       })
     const [result] = await evaluate(one('git'), { git: hangs }, ctx(20))
-    expect(result).toMatchObject({ status: 'error', reason: 'timeout' })
+    expect(result).toMatchObject({ status: 'error', reason: 'timeout', observed: { timeoutMs: 20 } })
     expect(stopped).toBe(true)
+  })
+
+  it('tells a checker that runs past the timeout why it is stopped', async () => {
+    let why: unknown
+    const hangs: Checker = (_req, c) =>
+      new Promise(() => {
+        c.signal.addEventListener('abort', () => {
+          why = c.signal.reason
+        })
+      })
+    await evaluate(one('git'), { git: hangs }, ctx(20))
+    expect(why).toEqual(new Error('timed out after 20 ms'))
   })
 
   it('keeps a timeout an error even when the checker answers met after being told to stop', async () => {
@@ -113,6 +184,49 @@ describe('evaluate: fail closed', () => {
   })
 })
 
+describe('evaluate: timing and order', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  // git starts first: its child process runs while the file system checks work on this thread.
+  it('starts the git checks first, the others in declaration order, and answers in declaration order', async () => {
+    const started: string[] = []
+    const record: Checker = async (requirement) => {
+      started.push(requirement)
+      return { status: 'met', observed: {} }
+    }
+    const requirements = [
+      { kind: 'paths', requirement: 'p1' },
+      { kind: 'exec', requirement: 'e1' },
+      { kind: 'git', requirement: 'worktree' },
+      { kind: 'paths', requirement: 'p2' },
+      { kind: 'exec', requirement: 'e2' },
+      { kind: 'git', requirement: 'history' },
+    ] as Requirement[]
+    const results = await evaluate(requirements, { paths: record, exec: record, git: record }, ctx())
+    expect(started).toEqual(['worktree', 'history', 'p1', 'e1', 'p2', 'e2'])
+    expect(results.map((r) => r.requirement)).toEqual(['p1', 'e1', 'worktree', 'p2', 'e2', 'history'])
+  })
+
+  it('measures each check in milliseconds, to the microsecond', async () => {
+    const slow: Checker = () =>
+      new Promise((resolve) => setTimeout(() => resolve({ status: 'met', observed: {} }), 30))
+    const [result] = await evaluate(one('paths'), { paths: slow }, ctx())
+    const ms = result?.durationMs ?? -1
+    expect(ms).toBeGreaterThanOrEqual(25)
+    expect(ms).toBeLessThan(5_000)
+    expect(Math.round(ms * 1000)).toBeCloseTo(ms * 1000, 6)
+  })
+
+  // Otherwise `preflight check` would wait out every check's timeout before it could exit.
+  it('leaves no timer behind once every check has answered', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    await evaluate(one('paths'), { paths: met }, ctx(60_000))
+    expect(vi.getTimerCount()).toBe(0)
+  })
+})
+
 describe('verify: requirements a coordinator should have refused', () => {
   it('answers error invalid-requirement for an exec name with a slash or a path pattern that leaves the workspace', async () => {
     const ws = tempDir()
@@ -142,6 +256,46 @@ describe('verify: requirements a coordinator should have refused', () => {
       ['src/./index.ts', 'error', 'invalid-requirement'],
       ['src/index.ts', 'met', undefined],
     ])
+  })
+
+  it('names every rule a requirement breaks', async () => {
+    const verdict = await verify({ paths: ['/..'] }, { workspace: tempDir(), env: { PATH } })
+    expect(verdict.results[0]?.observed.problem).toBe(
+      'a path pattern must be relative to the workspace, not absolute; a path pattern must not contain a ".." segment',
+    )
+  })
+})
+
+// A definition the contract does not allow reaches verify() only through a coordinator or caller that
+// did not validate it. Whatever its shape, no requirement it declares may be met or skipped.
+describe('verify: a contextRequires of a shape the contract does not allow', () => {
+  const shapes: [string, unknown, [string, string, string][]][] = [
+    ['git that is not an object', { git: true }, [['git', 'true', 'invalid-requirement']]],
+    [
+      'a git fact that is not true or false',
+      { git: { worktree: null } },
+      [['git', 'worktree', 'invalid-requirement']],
+    ],
+    ['an unknown kind with a scalar', { nix: true }, [['nix', 'true', 'unknown-kind']]],
+    ['paths as one glob', { paths: '*' }, [['paths', '*', 'invalid-requirement']]],
+    ['exec as a number', { exec: 5 }, [['exec', '5', 'invalid-requirement']]],
+    ['a path pattern that is not a string', { paths: [5] }, [['paths', '5', 'invalid-requirement']]],
+  ]
+
+  it.each(shapes)('answers %s with error, never met', async (_name, requires, rows) => {
+    const ws = repoWithCommit()
+    write(ws, '5')
+    write(ws, '*')
+    const verdict = await verify(requires as ContextRequires, { workspace: ws, env: { PATH } })
+    expect(verdict.results.map((r) => [r.kind, r.requirement, r.reason])).toEqual(rows)
+    expect(verdict.results.every((r) => r.status === 'error')).toBe(true)
+    expect(verdict).toMatchObject({ outcome: 'error', declared: true })
+  })
+
+  it('refuses a contextRequires that is not an object rather than read it as nothing declared', async () => {
+    await expect(
+      verify(null as unknown as ContextRequires, { workspace: tempDir(), env: { PATH } }),
+    ).rejects.toThrow(TypeError)
   })
 })
 

@@ -1,10 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, copyFileSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, linkSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkExec } from '../../../worker/checks/exec.js'
-import type { AgentIdentity } from '../../../worker/checks/index.js'
+import { type AgentIdentity, verify } from '../../../worker/checks/index.js'
 import { resolveOnDirs } from '../../../worker/checks/resolve.js'
+import { failingMount } from './failing-mount.js'
 import { context, link, sharedDir, tempDir, write } from './helpers.js'
 
 const SCRIPT = '#!/bin/sh\nexit 0\n'
@@ -117,7 +119,7 @@ describe('exec', () => {
   // A PATH directory this process may not search: stat answers EACCES, which is not "missing" and must
   // not abort the check; the candidate is rejected as not-executable and the search goes on. Root is
   // never refused while it holds CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so as root the resolution runs
-  // in a child without them (setpriv, the built dist/ module), still as root and so able to read dist/.
+  // in a child without them (setpriv, the TypeScript source through tsx), still as root and so able to read it.
   it('rejects a candidate in a directory it may not search, and goes on', () => {
     const root = tempDir()
     const locked = join(root, 'locked')
@@ -136,16 +138,131 @@ describe('exec', () => {
   })
 })
 
+// A FIFO, a socket or a device passes access(X_OK) once it has execute bits, and execve refuses it: only a
+// regular file counts.
+describe('exec: what is not a regular file', () => {
+  const special: Record<string, (path: string) => Promise<void> | void> = {
+    FIFO: (path) => void execFileSync('mkfifo', [path]),
+    // closing a server unlinks its socket: a second name for it stays
+    socket: (path) =>
+      new Promise((resolve) => {
+        const server = createServer().listen(`${path}.sock`, () => {
+          linkSync(`${path}.sock`, path)
+          server.close(() => resolve())
+        })
+      }),
+  }
+  // mknod needs root; CI runs as root
+  if (process.getuid?.() === 0)
+    special['character device'] = (path) => void execFileSync('mknod', [path, 'c', '1', '3'])
+
+  it.each(Object.entries(special))(
+    'rejects a %s with mode 755 as not-executable, and takes the file after it',
+    async (_kind, make) => {
+      const dir = tempDir()
+      const path = join(dir, 'tool')
+      await make(path)
+      chmodSync(path, 0o755)
+      const ws = tempDir()
+      expect(await checkExec('tool', onPath(ws, dir))).toEqual({
+        status: 'unmet',
+        reason: 'not-found',
+        observed: { name: 'tool', searched: [dir], rejected: [{ path, why: 'not-executable' }] },
+      })
+      const real = binDir('tool')
+      expect(await checkExec('tool', onPath(ws, dir, real))).toMatchObject({
+        status: 'met',
+        observed: { path: join(real, 'tool') },
+      })
+    },
+  )
+})
+
+// The kernel answers an earlier PATH entry with an errno that is neither "not there" nor "not allowed": the
+// check cannot know what execvp would find there, so it decides nothing (error), never the later entry.
+describe('exec: an unexpected error on PATH', () => {
+  it('is error check-failed for EIO on an earlier entry, even with the binary later on PATH', async (ctx) => {
+    const broken = await failingMount('EIO')
+    if (!broken) return ctx.skip()
+    const verdict = await verify(
+      { exec: ['tool'] },
+      { workspace: tempDir(), env: { PATH: `${broken}:${binDir('tool')}` } },
+    )
+    expect(verdict.results[0]).toMatchObject({
+      status: 'error',
+      reason: 'check-failed',
+      observed: { message: expect.stringContaining('EIO') },
+    })
+  })
+
+  // the name is not there for stat, and then the look at whether it is a dangling link fails
+  it('is error check-failed for EIO while telling a miss from a dangling link', async (ctx) => {
+    const flaky = await failingMount('ENOENT', 'EIO')
+    if (!flaky) return ctx.skip()
+    const verdict = await verify(
+      { exec: ['tool'] },
+      { workspace: tempDir(), env: { PATH: `${flaky}:${binDir('tool')}` } },
+    )
+    expect(verdict.results[0]).toMatchObject({
+      status: 'error',
+      reason: 'check-failed',
+      observed: { message: expect.stringContaining('EIO') },
+    })
+  })
+
+  it('is error check-failed for EIO behind a link on PATH, not a dangling link to pass over', async (ctx) => {
+    const broken = await failingMount('EIO')
+    if (!broken) return ctx.skip()
+    const dir = tempDir()
+    link(dir, 'tool', join(broken, 'tool'))
+    const verdict = await verify(
+      { exec: ['tool'] },
+      { workspace: tempDir(), env: { PATH: `${dir}:${binDir('tool')}` } },
+    )
+    expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'check-failed' })
+  })
+
+  it.for(['EACCES', 'EPERM'] as const)(
+    'rejects a candidate it is refused (%s) as not-executable, and goes on',
+    async (code, ctx) => {
+      const refused = await failingMount(code)
+      if (!refused) return ctx.skip()
+      const real = binDir('tool')
+      expect(await checkExec('tool', onPath(tempDir(), refused, real))).toEqual({
+        status: 'met',
+        observed: { name: 'tool', path: join(real, 'tool'), realpath: join(real, 'tool') },
+      })
+      expect((await checkExec('tool', onPath(tempDir(), refused))).observed.rejected).toEqual([
+        { path: join(refused, 'tool'), why: 'not-executable' },
+      ])
+    },
+  )
+
+  it('skips an entry that is a link loop or a name too long, as execvp does, and lists no plain miss', async () => {
+    const dir = tempDir()
+    link(dir, 'loop', join(dir, 'loop'))
+    const tooLong = `/${'x'.repeat(5000)}`
+    const real = binDir('tool')
+    const ws = tempDir()
+    expect(await checkExec('tool', onPath(ws, join(dir, 'loop'), tooLong, tempDir(), real))).toMatchObject({
+      status: 'met',
+      observed: { path: join(real, 'tool') },
+    })
+    expect(
+      (await checkExec('tool', onPath(ws, join(dir, 'loop'), tooLong, tempDir()))).observed.rejected,
+    ).toEqual([])
+  })
+})
+
 function resolveAsUnprivileged(name: string, dirs: string[]): unknown {
   if (process.getuid?.() !== 0) return resolveOnDirs(name, dirs)
-  const module = new URL('../../../dist/worker/checks/resolve.js', import.meta.url).href
+  const module = new URL('../../../worker/checks/resolve.ts', import.meta.url).href
   const script = `const { resolveOnDirs } = await import(${JSON.stringify(module)})
 process.stdout.write(JSON.stringify(resolveOnDirs(${JSON.stringify(name)}, ${JSON.stringify(dirs)})))`
-  const out = execFileSync(
-    'setpriv',
-    ['--bounding-set=-dac_override,-dac_read_search', process.execPath, '--input-type=module', '-e', script],
-    { encoding: 'utf8' },
-  )
+  const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script]
+  const out = execFileSync('setpriv', ['--bounding-set=-dac_override,-dac_read_search', ...node], {
+    encoding: 'utf8',
+  })
   return JSON.parse(out)
 }
 

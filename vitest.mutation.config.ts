@@ -1,0 +1,18 @@
+// The tests `npm run test:mutation` runs (docs/mutation.md): those that decide a verdict in this process.
+// No global setup: none of them runs the built dist/ (a child that needs the code runs the source via tsx).
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: [
+      'test/judge.test.ts',
+      'test/worker/checks/*.test.ts',
+      'test/worker/claim.test.ts',
+      'test/worker/decision.test.ts',
+    ],
+    // children that load the code run the active mutant too (test/support/mutant-children.ts)
+    setupFiles: ['test/support/mutant-children.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+})
