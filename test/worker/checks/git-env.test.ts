@@ -248,7 +248,28 @@ describe('runGit: bounds', () => {
   it('gives git no stdin: a git that reads it sees its end at once', async () => {
     const { git } = scriptedGit('cat; echo read-all')
     const run = await runGit(tempDir(), [], { git, timeoutMs: 3_000 })
-    expect(run).toEqual({ exitCode: 0, stdout: 'read-all', stderr: '' })
+    expect(run).toEqual({
+      exitCode: 0,
+      stdout: 'read-all',
+      stdoutBytes: Buffer.from('read-all\n'),
+      stderr: '',
+    })
+  })
+
+  it('gives git exactly `input` on its stdin, bytes as they are', async () => {
+    const { git } = scriptedGit('od -An -tx1 | tr -d " \\n"')
+    const run = await runGit(tempDir(), [], {
+      git,
+      timeoutMs: 3_000,
+      input: Buffer.from([0x61, 0xff, 0, 0x0a]),
+    })
+    expect(run.stdout).toBe('61ff000a')
+  })
+
+  it('answers for a git that exits without reading its input (no EPIPE thrown)', async () => {
+    const { git } = scriptedGit('exit 3')
+    const run = await runGit(tempDir(), [], { git, timeoutMs: 3_000, input: Buffer.alloc(1 << 20) })
+    expect(run.exitCode).toBe(3)
   })
 
   // A git that ignores SIGTERM, and a child of it that holds its output: long enough to outlive the bound
@@ -302,6 +323,8 @@ describe('runGit: bounds', () => {
     expect(await runGit(tempDir(), [], { git })).toEqual({
       exitCode: 0,
       stdout: 'a\nb',
+      // the bytes are as git wrote them
+      stdoutBytes: Buffer.from('a\nb\n'),
       stderr: 'warn\nmore',
     })
   })
