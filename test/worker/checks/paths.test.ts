@@ -416,7 +416,8 @@ describe('paths: symlinked directories', () => {
 
 // A directory this process may not list: readdir answers EACCES, which is not "missing" — the match may be
 // inside it. Root is never refused while it holds CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so as root the
-// check runs in a child without them (setpriv, the built dist/ module), still as root and so able to read dist/.
+// check runs in a child without them (setpriv, the TypeScript source through tsx), still as root and so able
+// to read it.
 describe('paths: a directory it cannot read', () => {
   it('is error, never unmet, when a glob must read a directory it cannot', () => {
     const ws = tempDir()
@@ -435,11 +436,11 @@ describe('paths: a directory it cannot read', () => {
 })
 
 function verifyUnprivileged(workspace: string, paths: string[]): unknown {
-  const module = new URL('../../../dist/worker/checks/index.js', import.meta.url).href
+  const module = new URL('../../../worker/checks/index.ts', import.meta.url).href
   const script = `const { verify } = await import(${JSON.stringify(module)})
 const verdict = await verify({ paths: ${JSON.stringify(paths)} }, { workspace: ${JSON.stringify(workspace)}, env: {} })
 process.stdout.write(JSON.stringify(verdict.results))`
-  const node = [process.execPath, '--input-type=module', '-e', script]
+  const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script]
   const argv =
     process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search', ...node] : node
   return JSON.parse(execFileSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' }))
