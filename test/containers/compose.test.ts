@@ -107,8 +107,11 @@ describe.runIf(compose)(`compose.yaml, with ${compose?.join(' ') ?? 'no compose 
   })
 })
 
+// .ci/run installs docker-compose: without either Compose the run fails here rather than skip in silence.
 if (!compose) {
   describe('compose.yaml', () => {
-    it.skip('needs `docker compose` or docker-compose: neither answers here', () => {})
+    it('needs `docker compose` or docker-compose', () => {
+      expect.fail('neither `docker compose` nor docker-compose answers here')
+    })
   })
 }
