@@ -256,6 +256,11 @@ describe('runGit: bounds', () => {
     })
   })
 
+  it('gives git /dev/null for stdin when there is no input', async () => {
+    const { git } = scriptedGit('readlink /proc/self/fd/0')
+    expect((await runGit(tempDir(), [], { git, timeoutMs: 3_000 })).stdout).toBe('/dev/null')
+  })
+
   it('gives git exactly `input` on its stdin, bytes as they are', async () => {
     const { git } = scriptedGit('od -An -tx1 | tr -d " \\n"')
     const run = await runGit(tempDir(), [], {
