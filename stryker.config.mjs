@@ -8,7 +8,8 @@ export default {
     // issue 16 owns these four; they join the run after its merge (docs/mutation.md)
     '!worker/checks/{pattern,walk,paths,listing}.ts',
     '!worker/checks/types.ts',
-    'src/judge.ts',
+    'worker/run/git-{env,home}.ts',
+    'src/coordinator/dispatch/judge.ts',
     'worker/lifecycle.ts',
     'worker/claim.ts',
   ],

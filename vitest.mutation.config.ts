@@ -5,10 +5,11 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: [
-      'test/judge.test.ts',
+      'test/coordinator/dispatch/judge.test.ts',
       'test/worker/checks/*.test.ts',
+      'test/worker/run/git-env.test.ts',
       'test/worker/claim.test.ts',
-      'test/worker/decision.test.ts',
+      'test/worker/lifecycle.test.ts',
     ],
     // children that load the code run the active mutant too (test/support/mutant-children.ts)
     setupFiles: ['test/support/mutant-children.ts'],

@@ -1,6 +1,6 @@
 // The agent step: agent.command with the agent environment, its output streamed to the worker log.
 import type { AgentIdentity } from './identity.js'
-import { type RunResult, runProcess } from './process.js'
+import { type RunResult, runProcess } from './run/process.js'
 
 export interface AgentOptions {
   workspace: string

@@ -7,7 +7,7 @@
 import { lstat, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { GitRun } from './checks/git-env.js'
+import type { GitRun } from './run/git-env.js'
 
 // Runs git in `cwd` with the filtered git environment plus `env` (the caller supplies the safety flags),
 // `input` on its stdin.

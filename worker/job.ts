@@ -1,13 +1,13 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
 import type { Api, Fence } from './api.js'
-import type { Git } from './checks/git-env.js'
 import type { Claim, Fenced } from './claim.js'
 import type { CloneCredentials } from './clone-credentials.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, removeLeftovers, sweep } from './identity.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
+import type { Git } from './run/git-env.js'
 
 export interface WorkerConfig {
   workerId: string

@@ -3,7 +3,7 @@ import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
 import type { AgentIdentity } from './identity.js'
-import { runProcess } from './process.js'
+import { runProcess } from './run/process.js'
 
 const SETUP_SCRIPT = 'preflight-setup.sh'
 const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000

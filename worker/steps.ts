@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import type { PreflightReport } from '../src/contract/index.js'
 import { runAgent } from './agent.js'
 import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
-import { runGit } from './checks/git-env.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
+import { runGit } from './run/git-env.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
 export type Failure = { ok: false; reason: string; detail: string }

@@ -2,7 +2,7 @@
 // ./.preflight (said on stderr), guarded by a lock file since PGlite allows one process per directory.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { connectPostgres, type Database, openPglite } from '../db/client.js'
+import { connectPostgres, type Database, openPglite } from '../coordinator/db/client.js'
 import { UsageError } from './errors.js'
 
 const DEFAULT_DATA_DIR = '.preflight'

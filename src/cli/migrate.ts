@@ -1,5 +1,5 @@
 // `preflight migrate [--database-url URL]` — applies migrations/*.sql (safe twice and concurrently).
-import { migrate } from '../db/migrate.js'
+import { migrate } from '../coordinator/db/migrate.js'
 import { parseFlags, say } from './args.js'
 import { openDatabase } from './database.js'
 

@@ -2,11 +2,12 @@
 // hash); `preflight token list [--format text|json]` shows every token but never its secret;
 // `preflight token revoke ID` revokes one, at once on every running coordinator. All against the
 // database (--database-url / DATABASE_URL, else ./.preflight), as the coordinator's admin routes are.
-import { createToken } from '../auth.js'
+
 import { Role, type TokenView } from '../contract/api.js'
-import type { Database } from '../db/client.js'
-import { migrate } from '../db/migrate.js'
-import { listTokens, revokeToken } from '../db/tokens.js'
+import type { Database } from '../coordinator/db/client.js'
+import { migrate } from '../coordinator/db/migrate.js'
+import { listTokens, revokeToken } from '../coordinator/db/tokens.js'
+import { createToken } from '../coordinator/http/auth.js'
 import { parseFlags, say } from './args.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'

@@ -190,7 +190,7 @@ export const PreflightDecision = z.object({
 })
 export type PreflightDecision = z.infer<typeof PreflightDecision>
 
-// The steps the coordinator writes into the event log itself (src/db/*.ts): a worker posting one
+// The steps the coordinator writes into the event log itself (src/coordinator/db/*.ts): a worker posting one
 // would pass off its own line as the coordinator's.
 export const COORDINATOR_STEPS = [
   'created',

@@ -1,9 +1,9 @@
 // The operators' queries over real HTTP on the generated history: latency per page of 100, and the
 // plan PostgreSQL picks for each (EXPLAIN ANALYZE), to show which index serves it.
 import type { Sql } from 'postgres'
-import type { Orm } from '../../src/db/client.js'
-import { type ReportPageQuery, reportsQuery } from '../../src/db/reports.js'
-import { type SummaryFilters, summaryQuery } from '../../src/db/summary.js'
+import type { Orm } from '../../src/coordinator/db/client.js'
+import { type ReportPageQuery, reportsQuery } from '../../src/coordinator/db/reports.js'
+import { type SummaryFilters, summaryQuery } from '../../src/coordinator/db/summary.js'
 import { SUBAGENTS } from './coordinator-data.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 

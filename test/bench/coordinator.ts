@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { Role } from '../../src/contract/api.js'
-import { connectPostgres } from '../../src/db/client.js'
+import { connectPostgres } from '../../src/coordinator/db/client.js'
 import { runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
 import { runQueryBench } from './coordinator-queries.js'

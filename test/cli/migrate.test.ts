@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readMigrations } from '../../src/db/migrate.js'
+import { readMigrations } from '../../src/coordinator/db/migrate.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const run = promisify(execFile)

@@ -3,9 +3,9 @@ import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { syncBootstrapTokens } from '../../src/auth.js'
-import { type RunningServer, startServer } from '../../src/server.js'
-import { errored, met, seedReport, unmet } from '../routes/reports-fixtures.js'
+import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
+import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import { errored, met, seedReport, unmet } from '../coordinator/routes/reports-fixtures.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))

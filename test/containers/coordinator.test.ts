@@ -9,7 +9,7 @@ import {
   Wait,
 } from 'testcontainers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readMigrations } from '../../src/db/migrate.js'
+import { readMigrations } from '../../src/coordinator/db/migrate.js'
 import {
   DATABASE_URL,
   DB,

@@ -1,9 +1,9 @@
 // An app on a fresh test database with one seeded token per role, and a JSON request helper.
 
-import { createApp } from '../../src/app.js'
-import { syncBootstrapTokens } from '../../src/auth.js'
 import type { Role } from '../../src/contract/api.js'
-import type { CoordinatorConfig } from '../../src/deps.js'
+import { createApp } from '../../src/coordinator/app.js'
+import type { CoordinatorConfig } from '../../src/coordinator/deps.js'
+import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from './db.js'
 
 export const tokens: Record<Role, string> = {

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import postgres from 'postgres'
-import { connectPostgres, type Database, openPglite } from '../../src/db/client.js'
-import { migrate } from '../../src/db/migrate.js'
+import { connectPostgres, type Database, openPglite } from '../../src/coordinator/db/client.js'
+import { migrate } from '../../src/coordinator/db/migrate.js'
 
 export interface TestDatabase {
   // Connection URL of the fresh database (absent for PGlite).

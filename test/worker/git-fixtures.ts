@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { GitRunner } from '../../worker/baseline.js'
-import { findGit, runGit } from '../../worker/checks/git-env.js'
+import { findGit, runGit } from '../../worker/run/git-env.js'
 
 const identity = {
   GIT_AUTHOR_NAME: 'test',
@@ -45,7 +45,7 @@ export async function makeRepo(files: Record<string, string> = { 'README.md': 'h
   return dir
 }
 
-// The code under test's git: the filtered environment and safety flags of worker/checks/git-env.ts.
+// The code under test's git: the filtered environment and safety flags of worker/run/git-env.ts.
 export const safeGit: GitRunner = (cwd, args, env, input) =>
   runGit(cwd, args, { git: GIT, ...(env ? { env } : {}), ...(input ? { input } : {}) })
 

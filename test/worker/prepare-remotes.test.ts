@@ -6,9 +6,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { runGit } from '../../worker/checks/git-env.js'
 import type { CloneCredentials } from '../../worker/clone-credentials.js'
 import { type PrepareOptions, prepareWorkspace } from '../../worker/prepare.js'
+import { runGit } from '../../worker/run/git-env.js'
 import { GIT, removeAll, tempDir } from './git-fixtures.js'
 import { bareRepos, type GitServer, startGitDaemon, startHttpGitServer } from './git-servers.js'
 
@@ -153,7 +153,7 @@ describe('prepareWorkspace: a private repository over https/http with --git-cred
     const config = await readFile(join(prepared.dir, '.git', 'config'), 'utf8')
     expect(config).not.toMatch(/credential|sshCommand/i)
     expect(config).not.toContain(PASSWORD)
-    // the git run of a check or the baseline: worker/checks/git-env.ts's runGit as they call it
+    // the git run of a check or the baseline: worker/run/git-env.ts's runGit as they call it
     const helper = await runGit(prepared.dir, ['config', '--get-regexp', '^credential\\.'], { git: GIT })
     expect(helper).toMatchObject({ exitCode: 1, stdout: '' })
   })

@@ -1,6 +1,6 @@
 // git: the workspace's repository facts, worktree and history, each required to hold (true) or not (false).
 import { type GitFact, Reason } from '../../src/contract/index.js'
-import { findGit, type GitRun, GitUnavailableError, runGit } from './git-env.js'
+import { findGit, type GitRun, GitUnavailableError, runGit } from '../run/git-env.js'
 import type { CheckContext, Finding } from './types.js'
 
 export interface GitFacts {

@@ -10,10 +10,10 @@ import {
   Reason,
   type RequirementKind,
 } from '../../src/contract/index.js'
+import type { Git } from '../run/git-env.js'
 import { type Declared, declaredRequirements } from './declared.js'
 import { checkExec } from './exec.js'
 import { checkGit } from './git.js'
-import type { Git } from './git-env.js'
 import { DirectoryCache } from './listing.js'
 import { checkPaths } from './paths.js'
 import type { AgentIdentity, CheckContext, Checker, Finding } from './types.js'

@@ -1,6 +1,6 @@
 // Shapes shared by the evaluator and the per-kind checkers.
 import type { CheckResult, ContextRequires, Reason, Rejection } from '../../src/contract/index.js'
-import type { Git } from './git-env.js'
+import type { Git } from '../run/git-env.js'
 import type { DirectoryCache } from './listing.js'
 
 // What a checker decides about one requirement; the evaluator adds kind, requirement and duration.

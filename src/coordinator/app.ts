@@ -1,0 +1,62 @@
+// createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
+import { requestId } from 'hono/request-id'
+import { secureHeaders } from 'hono/secure-headers'
+import { type AppDeps, resolveDeps } from './deps.js'
+import { authenticate, requireMetricsToken } from './http/auth.js'
+import { limitBody } from './http/body-limit.js'
+import { deadline } from './http/deadline.js'
+import { ApiError, ErrorCode } from './http/errors.js'
+import { createRouter, renderError } from './http/http.js'
+import { dispatchRoutes } from './routes/dispatches.js'
+import { healthRoutes } from './routes/health.js'
+import { reportRoutes } from './routes/reports.js'
+import { subagentRoutes } from './routes/subagents.js'
+import { tokenRoutes } from './routes/tokens.js'
+import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
+
+export function createApp(input: AppDeps) {
+  const deps = resolveDeps(input)
+  const app = createRouter()
+  const { requestTimeoutMs, claimWaitCapMs } = deps.config
+  app.use(
+    '*',
+    deps.metrics.middleware,
+    requestId(),
+    secureHeaders(),
+    // A long-polling claim may wait its capped waitMs before its deadline starts to matter.
+    deadline((c) => requestTimeoutMs + (c.req.path === CLAIM_PATH ? claimWaitCapMs : 0)),
+  )
+  app.use(
+    '/v1/*',
+    limitBody(deps.config.bodyLimitBytes, (c) =>
+      renderError(
+        new ApiError(413, ErrorCode.PayloadTooLarge, `the body is over ${deps.config.bodyLimitBytes} bytes`),
+        c,
+      ),
+    ),
+  )
+  app.use('/v1/*', authenticate(deps.db.orm, deps.tokens))
+  app.use('/metrics', requireMetricsToken(deps.config.metricsToken))
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
+
+  const routes = app
+    .route('/', healthRoutes(deps))
+    .route('/', subagentRoutes(deps))
+    .route('/', dispatchRoutes(deps))
+    .route('/', workerRoutes(deps))
+    .route('/', reportRoutes(deps))
+    .route('/', tokenRoutes(deps))
+    .route('/', deps.metrics.routes)
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'preflight coordinator', version: '1' },
+  })
+  app.notFound((c) =>
+    renderError(new ApiError(404, ErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), c),
+  )
+  app.onError(renderError)
+  return routes
+}
+
+export type AppType = ReturnType<typeof createApp>

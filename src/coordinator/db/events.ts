@@ -1,0 +1,124 @@
+// The dispatch event log: coordinator steps (created, claimed, …) and the worker's lifecycle steps.
+// Worker events are bounded (EventLimits); a read answers the newest EVENTS_SHOWN and the total.
+import { sql } from 'drizzle-orm'
+import type { DispatchEvent, EventRecorded } from '../../contract/api.js'
+import { ApiError, ErrorCode } from '../http/errors.js'
+import { type Orm, one, PREPARED, rows } from './client.js'
+import { type Fence, leaseLostOrNotFound } from './leases.js'
+import { iso, jsonb } from './sql.js'
+
+// GET /v1/dispatches/{id} shows at most this many events, the newest, with the total beside them.
+export const EVENTS_SHOWN = 200
+
+export interface EventLimits {
+  // Worker events per attempt: this project's worker posts at most 9, and a retry of a stored one is free.
+  perAttempt: number
+  // Bytes of the JSON `detail` of all the dispatch's worker events together.
+  detailBytes: number
+}
+
+export async function listEvents(
+  db: Orm,
+  dispatchId: string,
+): Promise<{ events: DispatchEvent[]; total: number }> {
+  const list = await rows<{ step: string; at: string; attempt: number; detail: unknown; total: number }>(
+    db,
+    sql`SELECT step, ${iso('at')} AS at, attempt, detail,
+               (SELECT count(*)::int FROM dispatch_events WHERE dispatch_id = ${dispatchId}) AS total
+        FROM (SELECT id, step, at, attempt, detail FROM dispatch_events
+              WHERE dispatch_id = ${dispatchId} ORDER BY id DESC LIMIT ${EVENTS_SHOWN}) newest
+        ORDER BY id`,
+  )
+  const events = list.map(({ total: _total, ...e }) =>
+    e.detail === null ? { step: e.step, at: e.at, attempt: e.attempt } : e,
+  )
+  return { events, total: list[0]?.total ?? 0 }
+}
+
+interface AppendRow {
+  outcome: 'added' | 'stored' | 'full'
+  step: string
+  at: string
+  attempt: number
+  attempt_events: number
+  event_bytes: number
+}
+
+// Appends a worker's step while (attempt, leaseToken) hold a live lease (else 404 / 409 lease-lost).
+// A retry of a step whose answer was lost (the same attempt, step and detail as a stored event of that
+// attempt) gets the stored event back and stores nothing, also once the limits are reached. Beyond a
+// limit: 422 event-limit, nothing stored. Two identical requests racing each other (a retry sent while
+// the first is still being written) may both be stored.
+export async function appendWorkerEvent(
+  db: Orm,
+  dispatchId: string,
+  fence: Fence,
+  step: string,
+  detail: unknown,
+  limits: EventLimits,
+): Promise<EventRecorded> {
+  const bytes = detail === undefined ? 0 : Buffer.byteLength(JSON.stringify(detail), 'utf8')
+  for (let race = 0; race < 3; race++) {
+    const row = await append(db, dispatchId, fence, step, detail, bytes, limits)
+    if (!row) throw await leaseLostOrNotFound(db, dispatchId)
+    if (row.outcome !== 'full') return { step: row.step, at: row.at, attempt: row.attempt }
+    // The counts as the statement began: over a limit there, it is the limit; else a concurrent write
+    // changed the row before it was locked (took the last slot, or the lease): look again.
+    if (row.attempt_events >= limits.perAttempt) {
+      throw new ApiError(422, ErrorCode.EventLimit, `this attempt already has ${limits.perAttempt} events`, {
+        limit: 'events-per-attempt',
+        max: limits.perAttempt,
+      })
+    }
+    if (Number(row.event_bytes) + bytes > limits.detailBytes) {
+      throw new ApiError(
+        422,
+        ErrorCode.EventLimit,
+        `the dispatch's events would hold more than ${limits.detailBytes} bytes of detail`,
+        { limit: 'detail-bytes', max: limits.detailBytes, used: Number(row.event_bytes), event: bytes },
+      )
+    }
+  }
+  throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this event')
+}
+
+// One statement: the fence, the retry check, the limits (on the locked dispatch row) and the insert.
+function append(
+  db: Orm,
+  dispatchId: string,
+  fence: Fence,
+  step: string,
+  detail: unknown,
+  bytes: number,
+  limits: EventLimits,
+) {
+  const held = sql`id = ${dispatchId} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
+            AND status IN ('claimed', 'running') AND lease_expires_at > now()`
+  return one<AppendRow>(
+    db,
+    sql`WITH d AS (
+          SELECT id, attempt, ${step}::text AS step, ${jsonb(detail)} AS detail, attempt_events, event_bytes
+          FROM dispatches WHERE ${held}
+        ), stored AS (
+          SELECT e.step, e.at, e.attempt FROM dispatch_events e JOIN d ON e.dispatch_id = d.id
+          WHERE e.attempt = d.attempt AND e.step = d.step AND e.detail IS NOT DISTINCT FROM d.detail
+          LIMIT 1
+        ), counted AS (
+          UPDATE dispatches SET attempt_events = attempt_events + 1, event_bytes = event_bytes + ${bytes}::bigint
+          WHERE ${held} AND NOT EXISTS (SELECT 1 FROM stored)
+            AND attempt_events < ${limits.perAttempt}::int
+            AND event_bytes + ${bytes}::bigint <= ${limits.detailBytes}::bigint
+          RETURNING id, attempt
+        ), added AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT counted.id, counted.attempt, d.step, d.detail FROM counted, d
+          RETURNING step, at, attempt
+        )
+        SELECT 'added' AS outcome, step, ${iso('at')} AS at, attempt, 0 AS attempt_events, 0 AS event_bytes
+        FROM added
+        UNION ALL SELECT 'stored', step, ${iso('at')}, attempt, 0, 0 FROM stored
+        UNION ALL SELECT 'full', step, NULL, attempt, attempt_events, event_bytes FROM d
+        WHERE NOT EXISTS (SELECT 1 FROM stored) AND NOT EXISTS (SELECT 1 FROM counted)`,
+    PREPARED,
+  )
+}

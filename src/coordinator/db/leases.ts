@@ -1,0 +1,133 @@
+// Leases: claim (one statement, FOR UPDATE SKIP LOCKED), heartbeat, the sweep, and the write fence.
+import { randomBytes } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import type { ClaimResponse, DispatchStatus, Lease, Workspace } from '../../contract/api.js'
+import type { SubagentDefinition } from '../../contract/index.js'
+import { ApiError, ErrorCode, notFound } from '../http/errors.js'
+import { type Orm, one, PREPARED, rows } from './client.js'
+import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+
+const leaseInterval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
+
+interface ClaimedRow {
+  id: string
+  attempt: number
+  workspace: Workspace
+  labels: string[] | null
+  subagent_name: string
+  subagent_version: number
+  definition: SubagentDefinition
+  lease_token: string
+  expires_at: string
+}
+
+// Takes the oldest queued dispatch whose labels the worker has; undefined when there is none.
+export async function claimNext(
+  db: Orm,
+  worker: { workerId: string; labels?: string[] | undefined },
+  leaseMs: number,
+): Promise<ClaimResponse | undefined> {
+  const token = randomBytes(24).toString('base64url')
+  const row = await one<ClaimedRow>(
+    db,
+    sql`WITH next AS (
+          SELECT id FROM dispatches
+          WHERE status = 'queued' AND (labels IS NULL OR labels <@ ${jsonb(worker.labels ?? [])})
+          ORDER BY created_at, id LIMIT 1
+          FOR UPDATE SKIP LOCKED
+        ), claimed AS (
+          UPDATE dispatches d SET status = 'claimed', attempt = d.attempt + 1, lease_owner = ${worker.workerId},
+                 lease_token = ${token}, lease_expires_at = now() + ${leaseInterval(leaseMs)}, updated_at = now(),
+                 attempt_events = 0
+          FROM next WHERE d.id = next.id
+          RETURNING d.id, d.attempt, d.workspace, d.labels, d.subagent_name, d.subagent_version,
+                    d.lease_token, d.lease_expires_at
+        ), ev AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT id, attempt, 'claimed', jsonb_build_object('workerId', ${worker.workerId}::text) FROM claimed
+        )
+        SELECT c.id, c.attempt, c.workspace, c.labels, c.subagent_name, c.subagent_version, sv.definition,
+               c.lease_token, ${iso('c.lease_expires_at')} AS expires_at
+        FROM claimed c JOIN subagent_versions sv ON sv.name = c.subagent_name AND sv.version = c.subagent_version`,
+    PREPARED,
+  )
+  if (!row) return undefined
+  const dispatch: ClaimResponse['dispatch'] = {
+    id: row.id,
+    attempt: row.attempt,
+    workspace: row.workspace,
+    subagent: { name: row.subagent_name, version: row.subagent_version },
+  }
+  if (row.labels) dispatch.labels = row.labels
+  return { dispatch, subagent: row.definition, lease: { token: row.lease_token, expiresAt: row.expires_at } }
+}
+
+export interface Fence {
+  attempt: number
+  leaseToken: string
+}
+
+// Extends a live lease held by (attempt, leaseToken).
+export async function extendLease(
+  db: Orm,
+  id: string,
+  fence: Fence,
+  leaseMs: number,
+): Promise<{ status: DispatchStatus; lease: Lease }> {
+  const row = await one<{ status: DispatchStatus; expires_at: string }>(
+    db,
+    sql`UPDATE dispatches SET lease_expires_at = now() + ${leaseInterval(leaseMs)}, updated_at = now()
+        WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
+          AND status IN ('claimed', 'running') AND lease_expires_at > now()
+        RETURNING status, ${iso('lease_expires_at')} AS expires_at`,
+    PREPARED,
+  )
+  if (row) return { status: row.status, lease: { token: fence.leaseToken, expiresAt: row.expires_at } }
+  throw await leaseLostOrNotFound(db, id)
+}
+
+// Why a fenced write matched nothing: 404 for no dispatch, else 409 lease-lost with the current state.
+export async function leaseLostOrNotFound(db: Orm, id: string): Promise<ApiError> {
+  const d = await one<{ status: DispatchStatus; attempt: number }>(
+    db,
+    sql`SELECT status, attempt FROM dispatches WHERE id = ${id}`,
+    PREPARED,
+  )
+  if (!d) return notFound(`dispatch ${id}`)
+  return leaseLost(d)
+}
+
+// 409 for a worker write whose (attempt, lease token) no longer holds the dispatch; details say who does.
+export const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
+  new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
+    status: d.status,
+    attempt: d.attempt,
+  })
+
+// Returns lapsed leases to the queue, or marks them expired after max_attempts claims.
+// `notify`: a requeued dispatch also wakes waiting claims of other coordinators (NOTIFY, sent at
+// commit; PostgreSQL folds the identical notifications of one transaction into one).
+export async function sweepLeases(
+  db: Orm,
+  opts: { notify: boolean } = { notify: false },
+): Promise<{ id: string; status: DispatchStatus }[]> {
+  const lapsed = await rows<{ id: string; status: DispatchStatus }>(
+    db,
+    sql`WITH lapsed AS (
+          UPDATE dispatches SET status = CASE WHEN attempt >= max_attempts THEN 'expired' ELSE 'queued' END,
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+          WHERE id IN (
+            SELECT id FROM dispatches
+            WHERE status IN ('claimed', 'running') AND lease_expires_at <= now()
+            FOR UPDATE SKIP LOCKED)
+          RETURNING id, status, attempt
+        ), ev AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step)
+          SELECT id, attempt, CASE WHEN status = 'expired' THEN 'expired' ELSE 'lease-expired' END FROM lapsed
+        )
+        SELECT id, status${
+          opts.notify ? sql`, CASE WHEN status = 'queued' THEN pg_notify(${NOTIFY_CHANNEL}, '') END` : sql``
+        } FROM lapsed`,
+  )
+  return lapsed.map(({ id, status }) => ({ id, status }))
+}

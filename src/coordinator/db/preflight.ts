@@ -1,0 +1,161 @@
+// Preflight reports: stored with one row per result, atomically with the dispatch's status change.
+import { sql } from 'drizzle-orm'
+import type {
+  DispatchStatus,
+  PreflightDecision,
+  PreflightRequest,
+  PreflightView,
+} from '../../contract/api.js'
+import type { CheckResult, ContextRequires, PreflightReport } from '../../contract/index.js'
+import type { ClaimHint } from '../dispatch/claim-hints.js'
+import { type Judgement, judgeReport, replay, statusAfter } from '../dispatch/judge.js'
+import { ApiError, ErrorCode, notFound } from '../http/errors.js'
+import { type Orm, one, PREPARED, rows } from './client.js'
+import { leaseLost } from './leases.js'
+import { iso, jsonb } from './sql.js'
+
+interface ReadRow {
+  status: DispatchStatus
+  attempt: number
+  lease_token: string | null
+  live: boolean
+  definition: { contextRequires?: ContextRequires }
+  previous_decision: PreflightDecision['decision'] | null
+  previous_report: PreflightReport | null
+}
+
+// Reads, judges in JS, then writes report, result rows, status and event in ONE statement that
+// re-checks the fence: atomic without an explicit transaction, and two round trips in all.
+// With the claim's hint (src/coordinator/dispatch/claim-hints.ts), the write goes first: its WHERE re-checks the fence,
+// and the read runs only when it matched nothing.
+export async function storePreflight(
+  db: Orm,
+  id: string,
+  req: PreflightRequest,
+  // Told once per stored report (not for a retried one), e.g. to count outcomes in the metrics.
+  onStored?: (subagent: string, judged: Judgement) => void,
+  hint?: ClaimHint,
+): Promise<PreflightDecision> {
+  if (hint) {
+    const judged = judgeReport(hint.contextRequires, req.report)
+    const stored = await writeReport(db, id, req, judged)
+    if (stored) return decided(stored.subagent_name, judged, onStored)
+  }
+  for (let race = 0; race < 3; race++) {
+    const d = await one<ReadRow>(
+      db,
+      sql`SELECT d.status, d.attempt, d.lease_token, coalesce(d.lease_expires_at > now(), false) AS live,
+                 sv.definition, p.decision AS previous_decision, p.report AS previous_report
+          FROM dispatches d
+          JOIN subagent_versions sv ON sv.name = d.subagent_name AND sv.version = d.subagent_version
+          LEFT JOIN preflight_reports p ON p.dispatch_id = d.id AND p.attempt = ${req.attempt}
+          WHERE d.id = ${id}`,
+      PREPARED,
+    )
+    if (!d) throw notFound(`dispatch ${id}`)
+    if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw leaseLost(d)
+    if (d.previous_report && d.previous_decision) {
+      // A retry of the same report gets the same answer (the status it set, not the current one: a retry
+      // may come after completion); anything else is a conflict.
+      const again = replay({ report: d.previous_report, decision: d.previous_decision }, req.report)
+      if (again) return again
+      throw new ApiError(
+        409,
+        ErrorCode.ReportConflict,
+        'a different report is already stored for this attempt',
+      )
+    }
+    if (d.status !== 'claimed' || !d.live) throw leaseLost(d)
+    const judged = judgeReport(d.definition.contextRequires, req.report)
+    const stored = await writeReport(db, id, req, judged)
+    if (stored) return decided(stored.subagent_name, judged, onStored)
+    // The fence no longer held when writing (a concurrent retry, the sweep, a cancel): look again.
+  }
+  throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this report')
+}
+
+function decided(
+  subagent: string,
+  judged: Judgement,
+  onStored?: (subagent: string, judged: Judgement) => void,
+): PreflightDecision {
+  onStored?.(subagent, judged)
+  return { decision: judged.decision, status: statusAfter(judged.decision) }
+}
+
+// A complete report's judged results are the reported ones in the same order: the rows come from the
+// report just stored, and the results are not sent a second time. Only a report-incomplete verdict
+// (missing and extra rows added) sends its own list.
+const judgedRows = (judged: Judgement) =>
+  judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
+
+async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Judgement) {
+  return one<{ subagent_name: string }>(
+    db,
+    sql`WITH d AS (
+          UPDATE dispatches SET status = ${statusAfter(judged.decision)}, updated_at = now()
+          WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
+            AND status = 'claimed' AND lease_expires_at > now()
+          RETURNING id, subagent_name, subagent_version, lease_owner
+        ), r AS (
+          INSERT INTO preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
+                                         outcome, decision, declared, reason, report)
+          SELECT d.id, ${req.attempt}, d.subagent_name, d.subagent_version,
+                 coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
+                 ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)}
+          FROM d RETURNING id, created_at, report -> 'results' AS results
+        ), res AS (
+          INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
+                                           observed, duration_ms, created_at)
+          SELECT r.id, x.ordinality - 1, d.subagent_name, x.value->>'kind', x.value->>'requirement',
+                 x.value->>'status', x.value->>'reason', x.value->'observed', (x.value->>'durationMs')::float8,
+                 r.created_at
+          FROM r, d, jsonb_array_elements(coalesce(${judgedRows(judged)}, r.results)) WITH ORDINALITY AS x(value, ordinality)
+        ), ev AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT d.id, ${req.attempt}, 'preflight',
+                 ${jsonb({ outcome: judged.outcome, decision: judged.decision })} FROM d
+        )
+        SELECT subagent_name FROM d`,
+    PREPARED,
+  )
+}
+
+interface ReportRow {
+  id: number
+  attempt: number
+  outcome: PreflightView['outcome']
+  decision: PreflightView['decision']
+  declared: boolean
+  reason: string | null
+  report: PreflightReport
+  created_at: string
+}
+
+// The newest attempt's report as the coordinator judged it (results from the stored rows).
+export async function findLatestPreflight(db: Orm, dispatchId: string): Promise<PreflightView | undefined> {
+  const r = await one<ReportRow>(
+    db,
+    sql`SELECT id, attempt, outcome, decision, declared, reason, report, ${iso('created_at')} AS created_at
+        FROM preflight_reports WHERE dispatch_id = ${dispatchId} ORDER BY attempt DESC LIMIT 1`,
+  )
+  if (!r) return undefined
+  const results = await rows<CheckResult & { reason: string | null }>(
+    db,
+    sql`SELECT kind, requirement, status, reason, observed, duration_ms AS "durationMs"
+        FROM requirement_results WHERE report_id = ${r.id} ORDER BY position`,
+  )
+  const view: PreflightView = {
+    attempt: r.attempt,
+    outcome: r.outcome,
+    decision: r.decision,
+    declared: r.declared,
+    results: results.map(({ reason, ...rest }) => (reason === null ? rest : { ...rest, reason })),
+    startedAt: r.report.startedAt,
+    finishedAt: r.report.finishedAt,
+    createdAt: r.created_at,
+  }
+  if (r.reason !== null) view.reason = r.reason
+  if (r.report.worker) view.worker = r.report.worker
+  return view
+}

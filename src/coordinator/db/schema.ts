@@ -1,0 +1,103 @@
+// drizzle-orm view of migrations/*.sql (the SQL files are the source of truth for the database).
+import {
+  bigint,
+  boolean,
+  char,
+  doublePrecision,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { DECISIONS, DISPATCH_STATUSES, ROLES } from '../../contract/api.js'
+import { CHECK_STATUSES } from '../../contract/report.js'
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+export const subagentVersions = pgTable(
+  'subagent_versions',
+  {
+    name: text('name').notNull(),
+    version: integer('version').notNull(),
+    hash: char('hash', { length: 64 }).notNull(),
+    definition: jsonb('definition').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.version] })],
+)
+
+export const dispatches = pgTable('dispatches', {
+  id: uuid('id').primaryKey(),
+  subagentName: text('subagent_name').notNull(),
+  subagentVersion: integer('subagent_version').notNull(),
+  workspace: jsonb('workspace').notNull(),
+  labels: jsonb('labels'),
+  status: text('status', { enum: DISPATCH_STATUSES }).notNull().default('queued'),
+  attempt: integer('attempt').notNull().default(0),
+  maxAttempts: integer('max_attempts').notNull().default(3),
+  idempotencyKey: text('idempotency_key').unique(),
+  leaseOwner: text('lease_owner'),
+  leaseToken: text('lease_token'),
+  leaseExpiresAt: ts('lease_expires_at'),
+  completion: jsonb('completion'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+  attemptEvents: integer('attempt_events').notNull().default(0),
+  eventBytes: bigint('event_bytes', { mode: 'number' }).notNull().default(0),
+})
+
+export const dispatchEvents = pgTable('dispatch_events', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  dispatchId: uuid('dispatch_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  step: text('step').notNull(),
+  detail: jsonb('detail'),
+  at: ts('at').notNull().defaultNow(),
+})
+
+export const preflightReports = pgTable('preflight_reports', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  dispatchId: uuid('dispatch_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  subagentName: text('subagent_name').notNull(),
+  subagentVersion: integer('subagent_version').notNull(),
+  workerId: text('worker_id').notNull(),
+  outcome: text('outcome', { enum: CHECK_STATUSES }).notNull(),
+  decision: text('decision', { enum: DECISIONS }).notNull(),
+  declared: boolean('declared').notNull(),
+  reason: text('reason'),
+  report: jsonb('report').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+})
+
+export const requirementResults = pgTable(
+  'requirement_results',
+  {
+    reportId: bigint('report_id', { mode: 'number' }).notNull(),
+    position: integer('position').notNull(),
+    subagentName: text('subagent_name').notNull(),
+    kind: text('kind').notNull(),
+    requirement: text('requirement').notNull(),
+    status: text('status', { enum: CHECK_STATUSES }).notNull(),
+    reason: text('reason'),
+    observed: jsonb('observed').notNull(),
+    durationMs: doublePrecision('duration_ms').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.reportId, t.position] })],
+)
+
+export const apiTokens = pgTable('api_tokens', {
+  tokenHash: char('token_hash', { length: 64 }).primaryKey(),
+  id: bigint('id', { mode: 'number' }).notNull().unique().generatedAlwaysAsIdentity(),
+  role: text('role', { enum: ROLES }).notNull(),
+  label: text('label'),
+  bootstrap: boolean('bootstrap').notNull().default(false),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  expiresAt: ts('expires_at'),
+  lastUsedAt: ts('last_used_at'),
+  revokedAt: ts('revoked_at'),
+})

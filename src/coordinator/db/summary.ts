@@ -1,0 +1,79 @@
+// Per subagent × requirement figures over requirement_results: counts, last met, and drift.
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
+import type { SummaryPage } from '../../contract/reports.js'
+import type { Orm } from './client.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { inWindow } from './reports.js'
+import { requirementResults as rr } from './schema.js'
+import { instant } from './sql.js'
+
+export interface SummaryFilters {
+  subagent?: string | undefined
+  since?: string | undefined // ISO 8601, inclusive
+  until?: string | undefined // ISO 8601, exclusive
+  limit: number
+  cursor?: string | undefined
+}
+
+const isKey = (v: unknown): v is [string, string, string] =>
+  Array.isArray(v) && v.length === 3 && v.every((part) => typeof part === 'string')
+
+const count = (status?: string) =>
+  status === undefined
+    ? sql<number>`count(*)::int`
+    : sql<number>`(count(*) filter (where ${rr.status} = ${status}))::int`
+const lastMet = sql`max(${rr.createdAt}) filter (where ${rr.status} = 'met')`
+const toIso = (value: unknown) => (value === null ? null : new Date(value as string | Date).toISOString())
+
+// The page's query, unexecuted (the benchmark EXPLAINs it); fetches one group more than the limit.
+export function summaryQuery(db: Orm, query: SummaryFilters) {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
+  return db
+    .select({
+      subagent: rr.subagentName,
+      kind: rr.kind,
+      requirement: rr.requirement,
+      checks: count(),
+      met: count('met'),
+      unmet: count('unmet'),
+      error: count('error'),
+      lastMetAt: lastMet.mapWith(toIso),
+      firstUnmetAfterMetAt: driftSince(query).mapWith(toIso),
+    })
+    .from(rr)
+    .where(
+      and(
+        ...inWindow(rr.createdAt, query),
+        query.subagent === undefined ? undefined : eq(rr.subagentName, query.subagent),
+        after &&
+          sql`(${rr.subagentName}, ${rr.kind}, ${rr.requirement}) > (${after[0]}, ${after[1]}, ${after[2]})`,
+      ),
+    )
+    .groupBy(rr.subagentName, rr.kind, rr.requirement)
+    .orderBy(asc(rr.subagentName), asc(rr.kind), asc(rr.requirement))
+    .limit(query.limit + 1)
+}
+
+export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
+  const rows = await summaryQuery(db, query)
+  const items = rows.slice(0, query.limit)
+  const last = items.at(-1)
+  return {
+    items,
+    nextCursor:
+      rows.length > query.limit && last ? encodeCursor([last.subagent, last.kind, last.requirement]) : null,
+  }
+}
+
+// Drift: the earliest unmet/error result strictly after the latest met one (within the window), i.e.
+// when the current failing streak of a requirement that used to hold began. Null while the latest
+// result is met, and when the requirement was never met (that is a misconfiguration, not drift).
+function driftSince(q: SummaryFilters): SQL {
+  // Spelled out: drizzle leaves columns unqualified here, and inside the subquery they would bind to `later`.
+  const until = q.until === undefined ? sql`` : sql`and later.created_at < ${instant(q.until)}`
+  return sql`(select min(later.created_at) from requirement_results as later
+    where later.subagent_name = requirement_results.subagent_name and later.kind = requirement_results.kind
+      and later.requirement = requirement_results.requirement and later.status <> 'met'
+      and later.created_at > max(requirement_results.created_at) filter (where requirement_results.status = 'met')
+      ${until})`
+}

@@ -1,0 +1,81 @@
+// What the app is built from: the database, the coordinator's configuration, the claim waker, the
+// metrics and the resolved tokens.
+import type { Database } from './db/client.js'
+import type { EventLimits } from './db/events.js'
+import { Waker } from './dispatch/waker.js'
+import { createMetrics, type Metrics } from './http/metrics.js'
+import { TokenCache } from './http/token-cache.js'
+
+export interface CoordinatorConfig {
+  // How long a claim or heartbeat holds the lease.
+  leaseMs: number
+  // Claims per dispatch before a lapsed lease marks it `expired`.
+  maxAttempts: number
+  // Upper bound for a claim's `waitMs` (long-poll).
+  claimWaitCapMs: number
+  // How often a waiting claim looks again without a wake-up.
+  claimPollMs: number
+  // How often the server sweeps lapsed leases.
+  sweepIntervalMs: number
+  bodyLimitBytes: number
+  // How long a resolved bearer token is trusted without asking the database again, at most: anything
+  // that takes a token away empties the cache at once (NOTIFY across coordinators).
+  tokenCacheMs: number
+  // Every request answers by then (503 `unavailable` when still waiting); a claim gets its wait on top.
+  requestTimeoutMs: number
+  // How long /readyz waits for the database before it says 503.
+  readyTimeoutMs: number
+  // Worker events per attempt, and bytes of their detail per dispatch (beyond: 422 event-limit).
+  eventLimits: EventLimits
+  // GET /metrics rebuilds its text (and counts dispatches) at most this often, and answers at most
+  // metricsPerSecond scrapes a second (beyond, they wait their turn; over 5 s of turns: 429).
+  metricsCacheMs: number
+  metricsPerSecond: number
+  // When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (PREFLIGHT_METRICS_TOKEN).
+  metricsToken?: string | undefined
+}
+
+const defaultConfig: CoordinatorConfig = {
+  leaseMs: 60_000,
+  maxAttempts: 3,
+  claimWaitCapMs: 30_000,
+  claimPollMs: 1_000,
+  sweepIntervalMs: 5_000,
+  bodyLimitBytes: 1024 * 1024,
+  tokenCacheMs: 10_000,
+  // Above the default statement_timeout (15 s), so a slow statement ends as `timeout` first.
+  requestTimeoutMs: 20_000,
+  readyTimeoutMs: 800,
+  eventLimits: { perAttempt: 32, detailBytes: 1024 * 1024 },
+  metricsCacheMs: 5_000,
+  metricsPerSecond: 100,
+}
+
+export interface AppDeps {
+  db: Database
+  config?: Partial<CoordinatorConfig>
+  waker?: Waker
+  metrics?: Metrics
+  tokens?: TokenCache
+}
+
+export interface Deps {
+  db: Database
+  config: CoordinatorConfig
+  waker: Waker
+  metrics: Metrics
+  tokens: TokenCache
+}
+
+export function resolveDeps(deps: AppDeps): Deps {
+  const config = { ...defaultConfig, ...deps.config }
+  return {
+    db: deps.db,
+    config,
+    waker: deps.waker ?? new Waker(),
+    metrics:
+      deps.metrics ??
+      createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
+    tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
+  }
+}

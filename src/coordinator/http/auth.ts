@@ -1,0 +1,111 @@
+// Bearer-token authentication and role checks. Tokens are random and stored as sha256 hashes.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { MiddlewareHandler } from 'hono'
+import { Role } from '../../contract/api.js'
+import type { Orm } from '../db/client.js'
+import {
+  deleteBootstrapTokensExcept,
+  findActiveToken,
+  insertToken,
+  type NewToken,
+  upsertBootstrapToken,
+} from '../db/tokens.js'
+import { ApiError, ErrorCode } from './errors.js'
+import type { AppEnv } from './http.js'
+import type { TokenCache } from './token-cache.js'
+
+export const MIN_TOKEN_LENGTH = 16
+
+export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
+
+const generateToken = () => `pft_${randomBytes(32).toString('base64url')}`
+
+// Mints a token, stores its hash and returns the token (shown once, never stored) with its id.
+export async function createToken(db: Orm, role: Role, opts: NewToken = {}) {
+  const token = generateToken()
+  const id = await insertToken(db, hashToken(token), role, opts)
+  return { id, token }
+}
+
+// Parses PREFLIGHT_BOOTSTRAP_TOKENS="role:token,role:token"; throws a one-sentence Error when malformed.
+export function parseBootstrapTokens(spec: string): { role: Role; token: string }[] {
+  return spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((entry) => {
+      const at = entry.indexOf(':')
+      const role = Role.safeParse(entry.slice(0, Math.max(at, 0)))
+      const token = entry.slice(at + 1)
+      if (at < 1 || !role.success) {
+        throw new Error(
+          `PREFLIGHT_BOOTSTRAP_TOKENS: "${entry.slice(0, 20)}…" is not role:token with a role of ${Role.options.join(', ')}`,
+        )
+      }
+      if (token.length < MIN_TOKEN_LENGTH) {
+        throw new Error(
+          `PREFLIGHT_BOOTSTRAP_TOKENS: the ${role.data} token must be at least ${MIN_TOKEN_LENGTH} characters`,
+        )
+      }
+      return { role: role.data, token }
+    })
+}
+
+// Makes the bootstrap tokens exactly these: each is seeded (a revoked one stays revoked), and those
+// seeded by an earlier start but no longer listed are deleted. `notify`: tell running coordinators.
+export async function syncBootstrapTokens(
+  db: Orm,
+  tokens: { role: Role; token: string }[],
+  opts: { notify: boolean } = { notify: false },
+): Promise<{ dropped: number }> {
+  const hashes = tokens.map((t) => hashToken(t.token))
+  for (const [i, t] of tokens.entries()) await upsertBootstrapToken(db, hashes[i] as string, t.role)
+  return { dropped: await deleteBootstrapTokensExcept(db, hashes, opts.notify) }
+}
+
+// Resolves `Authorization: Bearer <token>` to a role (401 when missing, unknown, revoked or expired).
+export function authenticate(db: Orm, cache: TokenCache): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const match = /^Bearer ([^\s]+)$/i.exec(c.req.header('authorization') ?? '')
+    if (!match?.[1]) throw new ApiError(401, ErrorCode.Unauthorized, 'send Authorization: Bearer <token>')
+    const hash = hashToken(match[1])
+    let role = cache.get(hash)
+    if (!role) {
+      const stamp = cache.stamp()
+      const found = await findActiveToken(db, hash)
+      if (!found) throw new ApiError(401, ErrorCode.Unauthorized, 'unknown, revoked or expired token')
+      role = found.role
+      cache.set(hash, role, found.expires_ms === null ? null : Number(found.expires_ms), stamp)
+    }
+    c.set('role', role)
+    await next()
+  }
+}
+
+// Lets the given roles (and admin) through; anyone else gets 403.
+export function requireRole(...roles: Role[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const role = c.get('role')
+    if (role !== 'admin' && !roles.includes(role)) {
+      throw new ApiError(403, ErrorCode.Forbidden, `this route needs the role ${roles.join(' or ')}`)
+    }
+    await next()
+  }
+}
+
+// GET /metrics behind one fixed token (PREFLIGHT_METRICS_TOKEN) when one is set, open otherwise. Checked
+// in the process, without the database: a scrape works, and costs nothing, whatever the database does.
+export function requireMetricsToken(token: string | undefined): MiddlewareHandler<AppEnv> {
+  if (!token) return (_c, next) => next()
+  const want = createHash('sha256').update(token, 'utf8').digest()
+  return async (c, next) => {
+    const match = /^Bearer ([^\s]+)$/i.exec(c.req.header('authorization') ?? '')
+    const got = createHash('sha256')
+      .update(match?.[1] ?? '', 'utf8')
+      .digest()
+    if (!match || !timingSafeEqual(got, want)) {
+      throw new ApiError(401, ErrorCode.Unauthorized, 'send Authorization: Bearer <the metrics token>')
+    }
+    await next()
+  }
+}

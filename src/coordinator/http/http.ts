@@ -1,0 +1,176 @@
+// Shared pieces of the route files: the app's env type, a router whose validation failures are
+// the error envelope, and helpers to declare JSON bodies and error responses in OpenAPI.
+import { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { z } from 'zod'
+import { ErrorEnvelope, type Role } from '../../contract/api.js'
+import { InvalidCursorError } from '../db/cursor.js'
+import { ApiError, ErrorCode } from './errors.js'
+
+export type AppEnv = { Variables: { role: Role; requestId: string; deadline: AbortSignal } }
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const issues = result.error.issues.map((i) => ({ path: i.path, code: i.code, message: i.message }))
+        throw new ApiError(400, ErrorCode.InvalidRequest, describe(issues, result.target), {
+          target: result.target,
+          issues,
+        })
+      }
+    },
+  })
+}
+
+function describe(issues: { path: PropertyKey[]; message: string }[], target: string): string {
+  const first = issues[0]
+  if (!first) return `invalid ${target}`
+  const where = first.path.length > 0 ? first.path.map(String).join('.') : target
+  return `invalid ${target}: ${where}: ${first.message}`
+}
+
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  content: { 'application/json': { schema } },
+  required: true,
+})
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { 'application/json': { schema } },
+  description,
+})
+
+const errorResponse = (description: string) => jsonResponse(ErrorEnvelope, description)
+
+// Error responses every authenticated route may answer, for the OpenAPI document.
+export const authErrors = {
+  400: errorResponse('invalid request (code invalid-request, malformed-json)'),
+  401: errorResponse('missing or unknown bearer token (code unauthorized)'),
+  403: errorResponse('the token’s role may not call this route (code forbidden)'),
+  413: errorResponse('body over the limit (code payload-too-large)'),
+  503: errorResponse(
+    'the database is not reachable, or did not answer in time (codes unavailable, timeout); see Retry-After',
+  ),
+} as const
+
+export { errorResponse }
+
+// A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.
+export async function orBadCursor<R>(answer: () => Promise<R>): Promise<R> {
+  try {
+    return await answer()
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new ApiError(400, ErrorCode.InvalidCursor, err.message)
+    throw err
+  }
+}
+
+// Maps anything thrown to the envelope; never leaks a stack trace. A 503 says when to try again.
+export function renderError(err: unknown, c: Context): Response {
+  const e = toApiError(err)
+  if (e.status === 500) console.error(`[${c.get('requestId') ?? '-'}]`, err)
+  const body: ErrorEnvelope = { error: { code: e.code, message: e.message } }
+  if (e.details !== undefined) body.error.details = e.details
+  if (e.status === 503 || e.status === 429) c.header('retry-after', String(RETRY_AFTER_SECONDS))
+  return c.json(body, e.status as ContentfulStatusCode)
+}
+
+// What a 503 tells the client: the database reconnects within about this long once it answers.
+export const RETRY_AFTER_SECONDS = 1
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  if (err instanceof HTTPException) return fromHttpException(err)
+  if (isUnavailable(err))
+    return new ApiError(503, ErrorCode.Unavailable, 'the database is not reachable; try again shortly')
+  const pg = sqlState(err)
+  if (pg?.startsWith('22'))
+    return new ApiError(400, ErrorCode.InvalidValue, 'a value is not acceptable to the database')
+  // 54xxx: a value too deep or too large for the database (e.g. nested JSON past its stack limit)
+  if (pg?.startsWith('54'))
+    return new ApiError(400, ErrorCode.InvalidValue, 'a value is too complex to store')
+  if (pg === '23505') return new ApiError(409, ErrorCode.Conflict, 'a conflicting record exists')
+  if (pg === '57014') return new ApiError(503, ErrorCode.Timeout, 'the database did not answer in time')
+  return new ApiError(500, ErrorCode.Internal, 'internal error')
+}
+
+function fromHttpException(err: HTTPException): ApiError {
+  if (err.status === 400 && /json/i.test(err.message)) {
+    return new ApiError(400, ErrorCode.MalformedJson, 'the request body is not valid JSON')
+  }
+  if (err.status === 413) return new ApiError(413, ErrorCode.PayloadTooLarge, 'the request body is too large')
+  if (err.status === 401) return new ApiError(401, ErrorCode.Unauthorized, err.message || 'unauthorized')
+  if (err.status < 500) return new ApiError(400, ErrorCode.InvalidRequest, err.message || 'bad request')
+  return new ApiError(500, ErrorCode.Internal, 'internal error')
+}
+
+// SQLSTATE of a database error, also when wrapped (drizzle wraps driver errors in `cause`).
+function sqlState(err: unknown): string | undefined {
+  return errorCodes(err).find((code) => /^[0-9A-Z]{5}$/.test(code) && !SOCKET_CODES.has(code))
+}
+
+// The `code` of an error and of what it wraps: `cause` (drizzle), `errors` (a connect to several addresses).
+function errorCodes(err: unknown): string[] {
+  const codes: string[] = []
+  const queue: [unknown, number][] = [[err, 0]]
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const [e, depth] = next
+    if (!e || typeof e !== 'object' || depth > 4) continue
+    const { code, cause, errors } = e as { code?: unknown; cause?: unknown; errors?: unknown }
+    if (typeof code === 'string') codes.push(code)
+    queue.push([cause, depth + 1])
+    if (Array.isArray(errors)) for (const inner of errors) queue.push([inner, depth + 1])
+  }
+  return codes
+}
+
+// The database went away or is not there yet: the socket failed (Node's codes, postgres.js's own),
+// the connection failed (SQLSTATE class 08), the server is shutting down or starting up (57P01-57P03),
+// or it has no connection left to give (53300). The request may be repeated as it was.
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+])
+const SHUTDOWN_STATES = new Set(['57P01', '57P02', '57P03', '53300'])
+
+export function isUnavailable(err: unknown): boolean {
+  return errorCodes(err).some(
+    (code) => SOCKET_CODES.has(code) || SHUTDOWN_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code),
+  )
+}
+
+// jsonb cannot hold U+0000, but process output (a setup's output tail) can: string values keep their
+// place as U+FFFD instead of failing the write. Keys are left alone (a NUL there is a 400).
+// A body without NUL (nearly every one) is answered as it is, without copying it.
+export function scrubNul<T>(value: T): T {
+  return hasNul(value) ? scrubAll(value) : value
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\0')
+  if (Array.isArray(value)) return value.some(hasNul)
+  if (value !== null && typeof value === 'object') return Object.values(value).some(hasNul)
+  return false
+}
+
+function scrubAll<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value) as T
+  if (Array.isArray(value)) return value.map(scrubAll) as T
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubAll(v)])) as T
+  }
+  return value
+}

@@ -1,0 +1,147 @@
+// Prometheus metrics: dispatches by status (counted in the database), preflight outcomes, claim wait
+// and HTTP latency; served as text at GET /metrics, open or behind PREFLIGHT_METRICS_TOKEN (src/coordinator/http/auth.ts).
+// Scrapes cost the database and the event loop little, however many come (src/coordinator/http/scrape-limits.ts).
+import { createRoute, z } from '@hono/zod-openapi'
+import { sql } from 'drizzle-orm'
+import type { MiddlewareHandler } from 'hono'
+import { routePath } from 'hono/route'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { DispatchStatus } from '../../contract/api.js'
+import { type CheckResult, type Outcome, Reason } from '../../contract/index.js'
+import { type Orm, rows } from '../db/client.js'
+import { ApiError, ErrorCode } from './errors.js'
+import { createRouter, errorResponse } from './http.js'
+import { paced, reusedFor } from './scrape-limits.js'
+
+export interface Metrics {
+  registry: Registry
+  // Times every request by method, route pattern (never the raw path: ids would explode the series) and status.
+  middleware: MiddlewareHandler
+  routes: ReturnType<typeof metricsRoutes>
+  observeClaimWait(ms: number): void
+  recordReport(subagent: string, report: { outcome: Outcome; results: readonly CheckResult[] }): void
+}
+
+export interface MetricsOptions {
+  // Node process metrics (heap, event loop lag, …); off in tests that build many apps.
+  processMetrics?: boolean
+  // The exposition is rebuilt at most this often (0: on every scrape).
+  cacheMs?: number
+  // Scrapes answered per second at most; beyond, each waits its turn (0: no pacing), unless its turn
+  // is over maxWaitMs away (5 s): then 429.
+  perSecond?: number
+  maxWaitMs?: number
+}
+
+// Prometheus scrapes every 15-60 s: figures up to 5 s old change nothing for it, and 100 scrapes a
+// second are hundreds of Prometheus servers.
+const DEFAULT_CACHE_MS = 5_000
+const DEFAULT_PER_SECOND = 100
+
+export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
+  const registry = new Registry()
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'preflight_' })
+  dispatchGauge(db, registry)
+  const reports = new Counter({
+    name: 'preflight_reports_total',
+    help: 'Stored preflight reports by subagent and outcome',
+    labelNames: ['subagent', 'outcome'] as const,
+    registers: [registry],
+  })
+  const results = new Counter({
+    name: 'preflight_results_total',
+    help: 'Requirement results by subagent, kind, status and reason ("" when met)',
+    labelNames: ['subagent', 'kind', 'status', 'reason'] as const,
+    registers: [registry],
+  })
+  const claimWait = new Histogram({
+    name: 'preflight_claim_wait_seconds',
+    help: 'How long a worker claim waited before it got a dispatch or gave up',
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 15, 30],
+    registers: [registry],
+  })
+  const http = new Histogram({
+    name: 'preflight_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  })
+  return {
+    registry,
+    middleware: async (c, next) => {
+      const end = http.startTimer({ method: c.req.method })
+      try {
+        await next()
+      } finally {
+        end({ route: routeLabel(c), status: String(c.res.status) })
+      }
+    },
+    routes: metricsRoutes(
+      registry,
+      reusedFor(opts.cacheMs ?? DEFAULT_CACHE_MS, () => registry.metrics()),
+      paced(opts.perSecond ?? DEFAULT_PER_SECOND, opts.maxWaitMs),
+    ),
+    observeClaimWait: (ms) => claimWait.observe(ms / 1000),
+    recordReport(subagent, report) {
+      reports.inc({ subagent, outcome: report.outcome })
+      for (const r of report.results) {
+        results.inc({ subagent, kind: r.kind, status: r.status, reason: reasonLabel(r.reason) })
+      }
+    },
+  }
+}
+
+// Reasons come from workers: only the known codes become label values, so a worker cannot grow the series.
+const knownReasons = new Set<string>(Object.values(Reason))
+const reasonLabel = (reason: string | undefined) =>
+  reason === undefined ? '' : knownReasons.has(reason) ? reason : 'other'
+
+// Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
+function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
+  const path = routePath(c, -1)
+  return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
+}
+
+// Counted in the database (when the exposition is rebuilt), so the figure is right whichever
+// coordinator replica changed the row. One count(*) over all dispatches: 0.1-0.3 s at a million rows.
+function dispatchGauge(db: Orm, registry: Registry) {
+  return new Gauge({
+    name: 'preflight_dispatches',
+    help: 'Dispatches by status, counted in the database at scrape time',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await rows<{ status: string; n: number }>(
+        db,
+        sql`select status, count(*)::int as n from dispatches group by status`,
+      ).catch(() => undefined)
+      this.reset()
+      // A database that does not answer leaves the gauge empty rather than failing the whole scrape.
+      if (!counts) return
+      const byStatus = new Map(counts.map((r) => [r.status, Number(r.n)]))
+      for (const status of DispatchStatus.options) this.set({ status }, byStatus.get(status) ?? 0)
+    },
+  })
+}
+
+const metricsRoute = createRoute({
+  method: 'get',
+  path: '/metrics',
+  tags: ['health'],
+  summary: 'Prometheus text exposition',
+  responses: {
+    200: { description: 'metrics', content: { 'text/plain': { schema: z.string() } } },
+    401: errorResponse('PREFLIGHT_METRICS_TOKEN is set and the request does not bear it (code unauthorized)'),
+    429: errorResponse('more scrapes are waiting than 5 s of turns (code rate-limited); see Retry-After'),
+  },
+})
+
+function metricsRoutes(registry: Registry, exposition: () => Promise<string>, turn: () => Promise<boolean>) {
+  return createRouter().openapi(metricsRoute, async (c) => {
+    if (!(await turn())) {
+      throw new ApiError(429, ErrorCode.RateLimited, 'too many scrapes at once; try again shortly')
+    }
+    return c.text(await exposition(), 200, { 'content-type': registry.contentType })
+  })
+}

@@ -1,0 +1,52 @@
+// Liveness and readiness (readiness asks the database, and waits at most readyTimeoutMs); no token needed.
+import { createRoute } from '@hono/zod-openapi'
+import { sql } from 'drizzle-orm'
+import { Health } from '../../contract/api.js'
+import type { Deps } from '../deps.js'
+import { createRouter, jsonResponse, RETRY_AFTER_SECONDS } from '../http/http.js'
+
+const healthz = createRoute({
+  method: 'get',
+  path: '/healthz',
+  tags: ['health'],
+  responses: { 200: jsonResponse(Health, 'the process is up') },
+})
+
+const readyz = createRoute({
+  method: 'get',
+  path: '/readyz',
+  tags: ['health'],
+  responses: {
+    200: jsonResponse(Health, 'the database answers'),
+    503: jsonResponse(Health, 'the database does not answer'),
+  },
+})
+
+export const healthRoutes = (deps: Deps) =>
+  createRouter()
+    .openapi(healthz, (c) => c.json({ status: 'ok' as const }, 200))
+    .openapi(readyz, async (c) => {
+      const ok = await answersWithin(deps, deps.config.readyTimeoutMs)
+      if (!ok || deps.waker.isClosed) {
+        c.header('retry-after', String(RETRY_AFTER_SECONDS))
+        return c.json({ status: 'unavailable' as const, database: deps.db.kind }, 503)
+      }
+      return c.json({ status: 'ok' as const, database: deps.db.kind }, 200)
+    })
+
+// Whether the database answers a trivial statement in time; a load balancer's probe never waits longer.
+async function answersWithin(deps: Deps, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms)
+  })
+  const probe = deps.db.orm.execute(sql`SELECT 1`).then(
+    () => true,
+    () => false,
+  )
+  try {
+    return await Promise.race([probe, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,143 @@
+// The worker's routes: claim (long-poll), and the fenced writes heartbeat, preflight, events, complete.
+import { createRoute } from '@hono/zod-openapi'
+import {
+  ClaimRequest,
+  ClaimResponse,
+  CompleteRequest,
+  CompleteResponse,
+  EventRecorded,
+  EventRequest,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  PreflightDecision,
+  PreflightRequest,
+} from '../../contract/api.js'
+import { completeDispatch } from '../db/completions.js'
+import { appendWorkerEvent } from '../db/events.js'
+import { claimNext, extendLease } from '../db/leases.js'
+import { storePreflight } from '../db/preflight.js'
+import type { Deps } from '../deps.js'
+import { ClaimHints } from '../dispatch/claim-hints.js'
+import { requireRole } from '../http/auth.js'
+import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
+import { DispatchId } from './dispatches.js'
+
+const fencedErrors = {
+  404: errorResponse('no such dispatch (code not-found)'),
+  409: errorResponse('the lease expired or was superseded (code lease-lost), or the state forbids it'),
+  ...authErrors,
+}
+
+export const CLAIM_PATH = '/v1/worker/claim'
+
+const claim = createRoute({
+  method: 'post',
+  path: CLAIM_PATH,
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { body: jsonBody(ClaimRequest) },
+  responses: {
+    200: jsonResponse(ClaimResponse, 'a dispatch, its exact definition version and the lease'),
+    204: { description: 'nothing was claimable within waitMs' },
+    ...authErrors,
+  },
+})
+
+const heartbeat = createRoute({
+  method: 'post',
+  path: '/v1/dispatches/{id}/heartbeat',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(HeartbeatRequest) },
+  responses: { 200: jsonResponse(HeartbeatResponse, 'the lease was extended'), ...fencedErrors },
+})
+
+const preflight = createRoute({
+  method: 'put',
+  path: '/v1/dispatches/{id}/preflight',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(PreflightRequest) },
+  responses: { 200: jsonResponse(PreflightDecision, 'stored; proceed or abort'), ...fencedErrors },
+})
+
+const events = createRoute({
+  method: 'post',
+  path: '/v1/dispatches/{id}/events',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(EventRequest) },
+  responses: {
+    201: jsonResponse(EventRecorded, 'the step was appended (or, for a retry, the stored one)'),
+    422: errorResponse('the attempt has its events, or the dispatch its bytes of detail (code event-limit)'),
+    ...fencedErrors,
+  },
+})
+
+const complete = createRoute({
+  method: 'post',
+  path: '/v1/dispatches/{id}/complete',
+  tags: ['worker'],
+  security: [{ bearer: [] }],
+  middleware: [requireRole('worker')] as const,
+  request: { params: DispatchId, body: jsonBody(CompleteRequest) },
+  responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
+})
+
+export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
+  createRouter()
+    .openapi(claim, async (c) => {
+      const started = performance.now()
+      // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now.
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const got = await claimWithin(deps, c.req.valid('json'), gone)
+      deps.metrics.observeClaimWait(performance.now() - started)
+      if (!got) return c.body(null, 204)
+      const { id, attempt } = got.dispatch
+      hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
+      return c.json(got, 200)
+    })
+    .openapi(heartbeat, async (c) => {
+      const { id } = c.req.valid('param')
+      return c.json(await extendLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
+    })
+    .openapi(preflight, async (c) => {
+      const { id } = c.req.valid('param')
+      const body = scrubNul(c.req.valid('json'))
+      const hint = hints.take(id, body.attempt, body.leaseToken)
+      return c.json(await storePreflight(deps.db.orm, id, body, deps.metrics.recordReport, hint), 200)
+    })
+    .openapi(events, async (c) => {
+      const { id } = c.req.valid('param')
+      const { step, detail, ...fence } = scrubNul(c.req.valid('json'))
+      return c.json(
+        await appendWorkerEvent(deps.db.orm, id, fence, step, detail, deps.config.eventLimits),
+        201,
+      )
+    })
+    .openapi(complete, async (c) => {
+      const body = scrubNul(c.req.valid('json'))
+      return c.json(await completeDispatch(deps.db.orm, c.req.valid('param').id, body), 200)
+    })
+
+// Claims at once, else waits (polling, woken early by new dispatches) up to the capped waitMs.
+async function claimWithin(
+  deps: Deps,
+  req: ClaimRequest,
+  signal: AbortSignal,
+): Promise<ClaimResponse | undefined> {
+  const deadline = Date.now() + Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
+  for (;;) {
+    // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
+    if (signal.aborted) return undefined
+    const got = await claimNext(deps.db.orm, req, deps.config.leaseMs)
+    if (got) return got
+    const left = deadline - Date.now()
+    if (left <= 0 || deps.waker.isClosed) return undefined
+    await deps.waker.wait(Math.min(left, deps.config.claimPollMs), signal)
+  }
+}

@@ -1,0 +1,96 @@
+// Runs the app over HTTP with the lease sweep, NOTIFY wake-ups and token revocations; stop() shuts it
+// all down once.
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { createApp } from './app.js'
+import type { Database } from './db/client.js'
+import { sweepLeases } from './db/leases.js'
+import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
+import { type CoordinatorConfig, resolveDeps } from './deps.js'
+import { Waker } from './dispatch/waker.js'
+
+export interface ServerOptions {
+  db: Database
+  port: number
+  host?: string
+  config?: Partial<CoordinatorConfig>
+  log?: (line: string) => void
+}
+
+export interface RunningServer {
+  port: number
+  url: string
+  stop(): Promise<void>
+}
+
+// Connections still open this long after stop() are cut (long-polls end at once anyway).
+const CLOSE_GRACE_MS = 10_000
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
+  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: new Waker() })
+  const app = createApp(deps)
+  // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
+  const wake = () => deps.waker.wake()
+  const unlistenDispatches = await opts.db.listen(NOTIFY_CHANNEL, wake, wake)
+  const forget = () => deps.tokens.invalidate()
+  const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
+  const sweeper = startSweeper(deps.db, deps.waker, deps.config.sweepIntervalMs, log)
+  const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0')
+  const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'
+  let stopping: Promise<void> | undefined
+  return {
+    port,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(sweeper)
+        deps.waker.close()
+        await closeServer(server)
+        await unlistenDispatches().catch(() => {})
+        await unlistenTokens().catch(() => {})
+      })()
+      return stopping
+    },
+  }
+}
+
+function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: string) => void) {
+  let busy = false
+  const timer = setInterval(async () => {
+    if (busy) return
+    busy = true
+    try {
+      // Waiting claims of this process wake at once; those of other coordinators through NOTIFY.
+      const lapsed = await sweepLeases(db.orm, { notify: db.kind === 'postgres' })
+      if (lapsed.some((d) => d.status === 'queued')) waker.wake()
+    } catch (err) {
+      log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)
+    } finally {
+      busy = false
+    }
+  }, everyMs)
+  timer.unref()
+  return timer
+}
+
+function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, hostname: string) {
+  return new Promise<{ server: Server; port: number }>((resolve, reject) => {
+    const server = serve({ fetch, port, hostname }, (info: AddressInfo) =>
+      resolve({ server, port: info.port }),
+    ) as Server
+    server.once('error', reject)
+  })
+}
+
+async function closeServer(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  // Keep-alive connections turn idle as their last response ends: close them as they do.
+  const idle = setInterval(() => server.closeIdleConnections(), 50)
+  const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)
+  server.closeIdleConnections()
+  await closed
+  clearInterval(idle)
+  clearTimeout(cut)
+}

@@ -1,0 +1,77 @@
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { connectPostgres, PREPARED, rows } from '../../../src/coordinator/db/client.js'
+import { jsonb } from '../../../src/coordinator/db/sql.js'
+import { toApiError } from '../../../src/coordinator/http/http.js'
+import { createTestDatabase, type TestDatabase } from '../../support/db.js'
+
+describe('database connections', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase({ migrate: false })
+  })
+  afterAll(() => t.drop())
+
+  it('runs every statement under the default statement_timeout', async () => {
+    const [row] = await rows<{ statement_timeout: string }>(t.db.orm, sql`SHOW statement_timeout`)
+    expect(row?.statement_timeout).toBe('15s')
+  })
+
+  it('turns a statement that hit statement_timeout into 503 timeout', async () => {
+    const db = connectPostgres(t.url as string, { statementTimeoutMs: 50, poolSize: 1 })
+    try {
+      const err = await db.orm.execute(sql`SELECT pg_sleep(5)`).catch((e: unknown) => e)
+      expect(toApiError(err)).toMatchObject({ status: 503, code: 'timeout' })
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('turns a connection the server terminated (57P01, as at shutdown) into 503 unavailable', async () => {
+    const db = connectPostgres(t.url as string, { poolSize: 1 })
+    try {
+      const [me] = await rows<{ pid: number }>(db.orm, sql`SELECT pg_backend_pid() AS pid`)
+      const sleeping = db.orm.execute(sql`SELECT pg_sleep(5)`).catch((e: unknown) => e)
+      await t.db.orm.execute(sql`SELECT pg_terminate_backend(${me?.pid}::int)`)
+      expect(toApiError(await sleeping)).toMatchObject({ status: 503, code: 'unavailable' })
+      // postgres.js fails the statement after that one too (with the 57P01 itself): also a 503, and
+      // the one after answers.
+      const next = await rows(db.orm, sql`SELECT 1 AS one`).catch((e: unknown) => e)
+      if (!Array.isArray(next)) expect(toApiError(next)).toMatchObject({ status: 503, code: 'unavailable' })
+      expect(await rows(db.orm, sql`SELECT 1 AS one`)).toEqual([{ one: 1 }])
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('runs a PREPARED statement as a named prepared statement of its connection', async () => {
+    const db = connectPostgres(t.url as string, { poolSize: 1 })
+    try {
+      await rows(db.orm, sql`SELECT ${1}::int AS prepared_probe`, PREPARED)
+      const named = await rows<{ name: string }>(
+        db.orm,
+        sql`SELECT name FROM pg_prepared_statements WHERE statement LIKE '%AS prepared_probe'`,
+      )
+      expect(named).toHaveLength(1)
+    } finally {
+      await db.close()
+    }
+  })
+
+  it('answers a PREPARED statement with the same values as an unprepared one', async () => {
+    const query = () =>
+      sql`SELECT ${jsonb({ a: [1, 'x'] })} AS j, timestamptz '2026-01-01 00:00:00+00' AS t, ${7}::int AS n,
+                 ${null}::text AS missing`
+    expect(await rows(t.db.orm, query(), PREPARED)).toEqual(await rows(t.db.orm, query()))
+  })
+
+  it('turns a PREPARED statement that hit statement_timeout into 503 timeout', async () => {
+    const db = connectPostgres(t.url as string, { statementTimeoutMs: 50, poolSize: 1 })
+    try {
+      const err = await rows(db.orm, sql`SELECT pg_sleep(${5})`, PREPARED).catch((e: unknown) => e)
+      expect(toApiError(err)).toMatchObject({ status: 503, code: 'timeout' })
+    } finally {
+      await db.close()
+    }
+  })
+})

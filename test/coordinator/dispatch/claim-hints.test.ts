@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { ClaimHints } from '../../../src/coordinator/dispatch/claim-hints.js'
+
+const hint = { contextRequires: { paths: ['a'] } }
+
+describe('ClaimHints', () => {
+  it('answers a hint for the exact dispatch, attempt and lease token', () => {
+    const hints = new ClaimHints()
+    hints.remember('d', 1, 't', hint)
+    expect(hints.take('d', 2, 't')).toBeUndefined()
+    expect(hints.take('d', 1, 'other')).toBeUndefined()
+    expect(hints.take('e', 1, 't')).toBeUndefined()
+    expect(hints.take('d', 1, 't')).toBe(hint)
+  })
+
+  it('answers a hint once, so a retried report reads the stored answer', () => {
+    const hints = new ClaimHints()
+    hints.remember('d', 1, 't', hint)
+    hints.take('d', 1, 't')
+    expect(hints.take('d', 1, 't')).toBeUndefined()
+  })
+
+  it('holds at most 10,000 hints', () => {
+    const hints = new ClaimHints()
+    for (let i = 0; i < 10_001; i++) hints.remember(`d${i}`, 1, 't', hint)
+    expect(hints.size).toBeLessThanOrEqual(10_000)
+  })
+})

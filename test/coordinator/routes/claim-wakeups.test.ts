@@ -1,0 +1,56 @@
+// Long-polling claims: nothing is claimed for a worker that has gone. (Wake-ups across coordinators:
+// test/coordinator/server.test.ts.)
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp, tokens } from '../../support/app.js'
+import { definition, workspace } from '../../support/fixtures.js'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe('a claim whose worker has gone', () => {
+  let h: TestApp
+  beforeAll(async () => {
+    // Polling slower than the test: a waiting claim looks again only when woken (here: by the abort).
+    h = await createTestApp({ claimPollMs: 60_000 })
+    await h.call('POST', '/v1/subagents', { body: definition() })
+  })
+  afterAll(() => h.close())
+
+  // Queued behind the coordinator's back: no wake-up, as when another coordinator's NOTIFY is late.
+  async function queueQuietly(): Promise<string> {
+    const id = crypto.randomUUID()
+    await h.t.db.orm.execute(
+      sql`INSERT INTO dispatches (id, subagent_name, subagent_version, workspace)
+          VALUES (${id}, 'frontend-fixer', 1, ${JSON.stringify(workspace)}::jsonb)`,
+    )
+    return id
+  }
+
+  const claimWith = (signal: AbortSignal, waitMs: number) =>
+    h.app.request('/v1/worker/claim', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.worker}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'gone', waitMs }),
+      signal,
+    })
+
+  const dispatch = async (id: string) => (await h.call('GET', `/v1/dispatches/${id}`)).body
+
+  it('leaves a dispatch queued when the long-poll was aborted while waiting', async () => {
+    await h.t.db.orm.execute(sql`UPDATE dispatches SET status = 'cancelled' WHERE status = 'queued'`)
+    const ac = new AbortController()
+    const waiting = claimWith(ac.signal, 20_000)
+    await sleep(300)
+    const id = await queueQuietly()
+    ac.abort()
+    expect((await waiting).status).toBe(204)
+    expect(await dispatch(id)).toMatchObject({ status: 'queued', attempt: 0 })
+  })
+
+  it('claims nothing for a request aborted before its first claim', async () => {
+    await h.t.db.orm.execute(sql`UPDATE dispatches SET status = 'cancelled' WHERE status = 'queued'`)
+    const id = await queueQuietly()
+    expect((await claimWith(AbortSignal.abort(), 0)).status).toBe(204)
+    expect(await dispatch(id)).toMatchObject({ status: 'queued', attempt: 0 })
+  })
+})

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp } from '../../support/app.js'
+
+describe('health and the app skeleton', () => {
+  let h: TestApp
+  beforeAll(async () => {
+    h = await createTestApp()
+  })
+  afterAll(() => h.close())
+
+  it('answers healthz without a token', async () => {
+    expect((await h.call('GET', '/healthz', { role: null })).body).toEqual({ status: 'ok' })
+  })
+
+  it('answers readyz with the database kind', async () => {
+    expect((await h.call('GET', '/readyz', { role: null })).body).toEqual({
+      status: 'ok',
+      database: 'postgres',
+    })
+  })
+
+  it('answers an unknown route with the 404 envelope', async () => {
+    const r = await h.call('GET', '/nope', { role: null })
+    expect(r.status).toBe(404)
+    expect(r.body.error.code).toBe('not-found')
+  })
+
+  it('refuses /v1 without a token with the 401 envelope', async () => {
+    const r = await h.call('GET', '/v1/subagents/x', { role: null })
+    expect(r.status).toBe(401)
+    expect(r.body.error.code).toBe('unauthorized')
+  })
+
+  it('serves an OpenAPI 3.1 document', async () => {
+    const r = await h.call('GET', '/openapi.json', { role: null })
+    expect(r.body.openapi).toBe('3.1.0')
+  })
+
+  it('sends a request id and secure headers', async () => {
+    const r = await h.call('GET', '/healthz', { role: null })
+    expect(r.headers.get('x-request-id')).toBeTruthy()
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff')
+  })
+})

@@ -1,0 +1,80 @@
+// Hand-made report histories for the reports tests: rows written straight into the tables so that
+// created_at, workers and outcomes are exactly what each test needs. Runs on PostgreSQL and PGlite.
+import { randomUUID } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { type CheckResult, outcomeOf } from '../../../src/contract/index.js'
+import { type Orm, one } from '../../../src/coordinator/db/client.js'
+
+export interface SeedReport {
+  subagent?: string
+  worker?: string
+  at: string // ISO, microseconds allowed
+  results: Partial<CheckResult>[]
+}
+
+const defaults: CheckResult = {
+  kind: 'exec',
+  requirement: 'node',
+  status: 'met',
+  observed: {},
+  durationMs: 1,
+}
+
+// ::text first: a timestamptz parameter would pass through a JS Date and lose the microseconds.
+const at = (iso: string) => sql`${iso}::text::timestamptz`
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`
+
+// Inserts a subagent version, a dispatch and its report with one requirement_results row per result.
+export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchId: string }> {
+  const subagent = seed.subagent ?? 'frontend-fixer'
+  const results = seed.results.map((r) => ({ ...defaults, ...r }) as CheckResult)
+  const outcome = outcomeOf(results)
+  const dispatchId = randomUUID()
+  const report = { outcome, declared: results.length > 0, results, startedAt: seed.at, finishedAt: seed.at }
+  await db.execute(sql`insert into subagent_versions (name, version, hash, definition)
+    values (${subagent}, 1, ${'0'.repeat(64)}, ${json({ name: subagent })}) on conflict do nothing`)
+  await db.execute(sql`insert into dispatches (id, subagent_name, subagent_version, workspace, status, attempt)
+    values (${dispatchId}, ${subagent}, 1, ${json({ repo: 'x' })}, 'running', 1)`)
+  const row = await one<{ id: string | number }>(
+    db,
+    sql`insert into preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
+        outcome, decision, declared, report, created_at)
+      values (${dispatchId}, 1, ${subagent}, 1, ${seed.worker ?? 'w-1'}, ${outcome},
+        ${outcome === 'met' ? 'proceed' : 'abort'}, ${report.declared}, ${json(report)}, ${at(seed.at)})
+      returning id`,
+  )
+  for (const [position, r] of results.entries()) {
+    await db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
+        requirement, status, reason, observed, duration_ms, created_at)
+      values (${row?.id}, ${position}, ${subagent}, ${r.kind}, ${r.requirement}, ${r.status},
+        ${r.reason ?? null}, ${json(r.observed)}, ${r.durationMs}, ${at(seed.at)})`)
+  }
+  return { dispatchId }
+}
+
+export const met = (requirement = 'node', kind: CheckResult['kind'] = 'exec'): Partial<CheckResult> => ({
+  kind,
+  requirement,
+  status: 'met',
+  observed: { name: requirement, path: `/usr/bin/${requirement}` },
+})
+
+export const unmet = (requirement = 'pnpm', kind: CheckResult['kind'] = 'exec', reason = 'not-found') => ({
+  kind,
+  requirement,
+  status: 'unmet' as const,
+  reason,
+  observed: { name: requirement, searched: ['/usr/bin', '/bin'] },
+})
+
+export const errored = (
+  requirement = 'src/**/*.ts',
+  kind: CheckResult['kind'] = 'paths',
+  reason = 'timeout',
+) => ({
+  kind,
+  requirement,
+  status: 'error' as const,
+  reason,
+  observed: { entriesScanned: 1200 },
+})

@@ -1,0 +1,97 @@
+// GET /v1/tokens and DELETE /v1/tokens/{id}: an admin lists tokens (never a secret) and revokes one,
+// which stops working at once; expired tokens do not work either.
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createToken, hashToken } from '../../../src/coordinator/http/auth.js'
+import { createTestApp, type TestApp, tokens } from '../../support/app.js'
+
+describe('tokens', () => {
+  let h: TestApp
+  beforeAll(async () => {
+    h = await createTestApp()
+  })
+  afterAll(() => h.close())
+
+  // A request with a raw bearer token; answers the status.
+  const use = async (token: string) =>
+    (
+      await h.app.request('/v1/subagents/nobody', {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).status
+
+  const listAll = async () => (await h.call('GET', '/v1/tokens?limit=500')).body.items
+
+  it('lists every token with role, state and dates, never a secret or its hash', async () => {
+    const made = await createToken(h.t.db.orm, 'worker', { label: 'ci-runner' })
+    const r = await h.call('GET', '/v1/tokens?limit=500')
+    expect(r.status).toBe(200)
+    expect(r.body.items).toContainEqual({
+      id: made.id,
+      role: 'worker',
+      label: 'ci-runner',
+      bootstrap: false,
+      state: 'active',
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+    })
+    expect(r.body.items.filter((t: { bootstrap: boolean }) => t.bootstrap)).toHaveLength(4)
+    const text = JSON.stringify(r.body)
+    for (const secret of [made.token, ...Object.values(tokens)]) {
+      expect(text).not.toContain(secret)
+      expect(text).not.toContain(hashToken(secret))
+    }
+  })
+
+  it('notes when a token was last used', async () => {
+    const made = await createToken(h.t.db.orm, 'operator')
+    expect(await use(made.token)).toBe(404)
+    const listed = (await listAll()).find((t: { id: number }) => t.id === made.id)
+    expect(Date.parse(listed.lastUsedAt)).toBeGreaterThan(Date.now() - 60_000)
+  })
+
+  it('revokes a token: its next request is 401 at once, and revoking again answers the same', async () => {
+    const made = await createToken(h.t.db.orm, 'operator', { label: 'leaked' })
+    // Used once, so this coordinator has it resolved in its cache.
+    expect(await use(made.token)).toBe(404)
+    const r = await h.call('DELETE', `/v1/tokens/${made.id}`)
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({ id: made.id, state: 'revoked', revokedAt: expect.any(String) })
+    expect(await use(made.token)).toBe(401)
+    const again = await h.call('DELETE', `/v1/tokens/${made.id}`)
+    expect(again).toMatchObject({ status: 200, body: r.body })
+  })
+
+  it('refuses an expired token with 401 and lists it as expired', async () => {
+    const made = await createToken(h.t.db.orm, 'operator', { expiresAt: new Date(Date.now() + 3_600_000) })
+    // Its hour has passed (the clock moved on in the database, not in this test).
+    await h.t.db.orm.execute(
+      sql`UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = ${made.id}`,
+    )
+    expect(await use(made.token)).toBe(401)
+    const listed = (await listAll()).find((t: { id: number }) => t.id === made.id)
+    expect(listed.state).toBe('expired')
+  })
+
+  it('answers 404 for an unknown id and 400 for a malformed one', async () => {
+    expect((await h.call('DELETE', '/v1/tokens/987654')).body.error.code).toBe('not-found')
+    for (const id of ['0', 'abc', '-1', '1.5', '9'.repeat(20)]) {
+      const r = await h.call('DELETE', `/v1/tokens/${id}`)
+      expect(r.status, id).toBe(400)
+      expect(r.body.error.code).toBe('invalid-request')
+    }
+  })
+
+  it('pages with a cursor, and refuses a cursor it did not issue with 400 invalid-cursor', async () => {
+    const first = await h.call('GET', '/v1/tokens?limit=2')
+    expect(first.body.items).toHaveLength(2)
+    const second = await h.call('GET', `/v1/tokens?limit=2&cursor=${first.body.nextCursor}`)
+    expect(second.body.items[0].id).toBeGreaterThan(first.body.items[1].id)
+    const bad = await h.call('GET', '/v1/tokens?cursor=WyJ4Il0')
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.code).toBe('invalid-cursor')
+    expect((await h.call('GET', '/v1/tokens?limit=501')).status).toBe(400)
+  })
+})

@@ -1,0 +1,144 @@
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createToken, syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
+import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import { tokens } from '../support/app.js'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { definition, workspace } from '../support/fixtures.js'
+
+const post = (base: string, path: string, token: string, body: unknown) =>
+  fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+
+describe('the coordinator server', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase()
+    await syncBootstrapTokens(t.db.orm, [
+      { role: 'admin', token: tokens.admin },
+      { role: 'worker', token: tokens.worker },
+    ])
+  })
+  afterAll(() => t.drop())
+
+  const start = (claimPollMs: number) =>
+    startServer({ db: t.db, port: 0, host: '127.0.0.1', config: { claimPollMs }, log: () => {} })
+
+  it('wakes a claim waiting on one coordinator when another queues a dispatch (NOTIFY)', async () => {
+    // Polling slower than the wait and the test's own timeout: only the NOTIFY wake-up answers in time.
+    const [a, b] = await Promise.all([start(60_000), start(60_000)])
+    try {
+      await post(b.url, '/v1/subagents', tokens.admin, definition())
+      const waiting = post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 30_000 })
+      await new Promise((r) => setTimeout(r, 300))
+      const created = await (
+        await post(b.url, '/v1/dispatches', tokens.admin, { subagent: 'frontend-fixer', workspace })
+      ).json()
+      const res = await waiting
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { dispatch: { id: string } }).dispatch.id).toBe(
+        (created as { id: string }).id,
+      )
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+  }, 20_000)
+
+  it('wakes a claim waiting on another coordinator (NOTIFY from the sweep)', async () => {
+    const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
+    // a: never polls nor sweeps within the test, so only a NOTIFY wakes its waiting claim; b: sweeps.
+    const a = await startServer({ ...opts, config: { claimPollMs: 60_000, sweepIntervalMs: 600_000 } })
+    const b = await startServer({ ...opts, config: { claimPollMs: 60_000, sweepIntervalMs: 50 } })
+    try {
+      await post(a.url, '/v1/subagents', tokens.admin, definition())
+      const created = await post(a.url, '/v1/dispatches', tokens.admin, {
+        subagent: 'frontend-fixer',
+        workspace,
+      })
+      const { id } = (await created.json()) as { id: string }
+      expect((await post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w1' })).status).toBe(200)
+
+      const started = Date.now()
+      const waiting = post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w2', waitMs: 8_000 })
+      await new Promise((r) => setTimeout(r, 300))
+      await t.db.orm.execute(
+        sql`UPDATE dispatches SET lease_expires_at = now() - interval '1 second' WHERE id = ${id}`,
+      )
+      const res = await waiting
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { dispatch: { id: string; attempt: number } }).dispatch).toMatchObject({
+        id,
+        attempt: 2,
+      })
+      // Without the NOTIFY, a's claim would look again only at the end of its waitMs.
+      expect(Date.now() - started).toBeLessThan(4_000)
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+  }, 20_000)
+
+  it('refuses a token revoked on another coordinator at once (NOTIFY), though it had it cached', async () => {
+    const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
+    const [a, b] = await Promise.all([
+      startServer({ ...opts, config: { tokenCacheMs: 600_000 } }),
+      startServer({ ...opts, config: { tokenCacheMs: 600_000 } }),
+    ])
+    const { id, token } = await createToken(t.db.orm, 'operator')
+    const use = async () =>
+      (await fetch(`${a.url}/v1/subagents/nobody`, { headers: { authorization: `Bearer ${token}` } })).status
+    try {
+      expect(await use()).toBe(404)
+      const revoked = await fetch(`${b.url}/v1/tokens/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${tokens.admin}` },
+      })
+      expect(revoked.status).toBe(200)
+      const started = Date.now()
+      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
+      // Without the NOTIFY, a would trust its cached answer for ten minutes.
+      expect(Date.now() - started).toBeLessThan(2_000)
+    } finally {
+      await Promise.all([a.stop(), b.stop()])
+    }
+  }, 20_000)
+
+  it('answers waiting claims with 204 on stop, and stop is idempotent', async () => {
+    const s: RunningServer = await start(60_000)
+    const waiting = post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 20_000 })
+    await new Promise((r) => setTimeout(r, 300))
+    await Promise.all([s.stop(), s.stop()])
+    expect((await waiting).status).toBe(204)
+    await s.stop()
+  })
+
+  it('sweeps a lapsed lease back to the queue on its own', async () => {
+    const s = await startServer({
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      config: { leaseMs: 200, sweepIntervalMs: 50 },
+      log: () => {},
+    })
+    try {
+      await post(s.url, '/v1/subagents', tokens.admin, definition('swept'))
+      const { id } = (await (
+        await post(s.url, '/v1/dispatches', tokens.admin, { subagent: 'swept', workspace })
+      ).json()) as { id: string }
+      while ((await post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w' })).status === 200) {}
+      let status = 'claimed'
+      while (status !== 'queued') {
+        await new Promise((r) => setTimeout(r, 50))
+        const res = await fetch(`${s.url}/v1/dispatches/${id}`, {
+          headers: { authorization: `Bearer ${tokens.admin}` },
+        })
+        status = ((await res.json()) as { status: string }).status
+      }
+      expect(status).toBe('queued')
+    } finally {
+      await s.stop()
+    }
+  })
+})
