@@ -31,6 +31,11 @@ async function ready(url: string): Promise<boolean> {
   return res?.status === 200
 }
 
+// One fault at a time: the next waits a lease's length, so heartbeats held up by this one (a worker
+// whose coordinator restarted) have landed before the next fault (the database away) could add to it.
+// Only a worker's own fault may then take its leases.
+const settle = (stage: Stage) => sleep(stage.leaseMs)
+
 export async function chaos(stage: Stage): Promise<Fault[]> {
   const faults: Fault[] = []
   const at = Date.now()
@@ -48,6 +53,7 @@ export async function chaos(stage: Stage): Promise<Fault[]> {
   faults.push({ kind: 'sigstop', worker: 'w2', at: Date.now(), ms: stopMs })
   await sleep(stopMs)
   frozen?.kill('SIGCONT')
+  await settle(stage)
 
   // a coordinator restarts (graceful stop, start on the same port)
   const old = stage.coordinators[1]
@@ -55,6 +61,7 @@ export async function chaos(stage: Stage): Promise<Fault[]> {
     const restartAt = Date.now()
     stage.coordinators[1] = await stage.restart(old)
     faults.push({ kind: 'coordinator-restart', at: restartAt, ms: Date.now() - restartAt })
+    await settle(stage)
   }
 
   // the database goes away for three seconds, for both coordinators at once
