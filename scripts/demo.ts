@@ -6,7 +6,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { formatReport } from '../src/cli/reports-format.js'
-import type { ReportItem } from '../src/contract/reports.js'
+import type { ReportItem } from '../src/contract/index.js'
 import {
   answers,
   bootstrapTokens,

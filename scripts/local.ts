@@ -6,7 +6,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ROLES, type Role } from '../src/contract/api.js'
+import { ROLES, type Role } from '../src/contract/index.js'
 import { parseBootstrapTokens } from '../src/coordinator/http/auth.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')

@@ -1,36 +1,27 @@
 // HTTP client for the coordinator's worker routes: bearer token, retries with backoff, 409 = lease lost.
-import type { CompleteResponse, EventRecorded, HeartbeatResponse, Workspace } from '../src/contract/api.js'
-import type { PreflightReport } from '../src/contract/index.js'
+import type {
+  AgentExit,
+  CompleteResponse,
+  DispatchId,
+  ErrorBody,
+  EventRecorded,
+  Fence,
+  HeartbeatResponse,
+  PreflightReport,
+  SetupFailure,
+} from '../src/contract/index.js'
 
-export type { Claim } from './claim.js'
-export type { Workspace }
-
-export interface Fence {
-  id: string
-  attempt: number
-  leaseToken: string
-}
-
-export interface Completion {
-  exitCode: number
-  baseline?: { head: string | null; tree: string }
-  durationMs?: number
-}
-
-export interface SetupFailure {
-  // a stable code (path-not-allowed, clone-failed, setup-exit, …)
-  reason: string
-  // for people: what ran and the tail of its output
-  detail?: string
-}
+// Which dispatch a fenced write is for (the path) and the fence of its lease (the body).
+export type DispatchFence = DispatchId & Fence
 
 // Another attempt owns the dispatch now: stop it without completing.
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError'
 }
 
-export class ApiError extends Error {
-  override name = 'ApiError'
+// The coordinator refused the request (a 4xx other than 409): sending it again would not help.
+export class RefusedError extends Error {
+  override name = 'RefusedError'
   constructor(
     readonly status: number,
     readonly code: string,
@@ -65,8 +56,8 @@ export function createApi(opts: ApiOptions) {
       ...(signal ? { signal } : {}),
       ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
     })
-  const fenced = (f: Fence) => ({ attempt: f.attempt, leaseToken: f.leaseToken })
-  const at = (f: Fence, tail: string) => `/v1/dispatches/${encodeURIComponent(f.id)}/${tail}`
+  const fenced = (f: DispatchFence) => ({ attempt: f.attempt, leaseToken: f.leaseToken })
+  const at = (f: DispatchFence, tail: string) => `/v1/dispatches/${encodeURIComponent(f.id)}/${tail}`
   return {
     // Claims are not retried here: the claim loop backs off itself, and a lost answer only costs a lease.
     // The answer is whatever arrived (undefined: nothing to claim): worker/claim.ts reads it. `labels`:
@@ -81,10 +72,10 @@ export function createApi(opts: ApiOptions) {
         signal,
       ),
     // One try per tick: the lease keeper calls again on its next beat.
-    heartbeat: (f: Fence, signal?: AbortSignal) =>
+    heartbeat: (f: DispatchFence, signal?: AbortSignal) =>
       send<HeartbeatResponse>(base, opts.token, 'POST', at(f, 'heartbeat'), fenced(f), signal),
     // Fenced writes retry until they land, the budget is spent, or `signal` says the dispatch was given up.
-    event: (f: Fence, step: string, detail?: Record<string, unknown>, signal?: AbortSignal) =>
+    event: (f: DispatchFence, step: string, detail?: Record<string, unknown>, signal?: AbortSignal) =>
       call<EventRecorded>(
         'POST',
         at(f, 'events'),
@@ -92,11 +83,11 @@ export function createApi(opts: ApiOptions) {
         signal,
       ),
     // The answer is whatever arrived: only lifecycle.ts decides what it means.
-    report: (f: Fence, report: PreflightReport, signal?: AbortSignal) =>
+    report: (f: DispatchFence, report: PreflightReport, signal?: AbortSignal) =>
       call<unknown>('PUT', at(f, 'preflight'), { ...fenced(f), report }, signal),
-    complete: (f: Fence, completion: Completion, signal?: AbortSignal) =>
+    complete: (f: DispatchFence, completion: AgentExit, signal?: AbortSignal) =>
       call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), ...completion }, signal),
-    setupFailed: (f: Fence, failure: SetupFailure, signal?: AbortSignal) =>
+    setupFailed: (f: DispatchFence, failure: SetupFailure, signal?: AbortSignal) =>
       call<CompleteResponse>(
         'POST',
         at(f, 'complete'),
@@ -133,11 +124,11 @@ async function send<T>(
   const text = await res.text()
   const json = parseJson(text)
   if (res.ok) return json as T
-  const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error
+  const error = (json as ErrorBody | undefined)?.error
   const message = `${method} ${path}: ${res.status} ${error?.message ?? text.slice(0, 200)}`
   if (res.status === 409) throw new LeaseLostError(message)
   if (res.status >= 500 || res.status === 429) throw new RetryableError(message)
-  throw new ApiError(res.status, error?.code ?? 'http-error', message)
+  throw new RefusedError(res.status, error?.code ?? 'http-error', message)
 }
 
 function parseJson(text: string): unknown {

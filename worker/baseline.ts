@@ -7,6 +7,7 @@
 import { lstat, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Baseline } from '../src/contract/index.js'
 import type { GitRun } from './run/git-env.js'
 
 // Runs git in `cwd` with the filtered git environment plus `env` (the caller supplies the safety flags),
@@ -17,11 +18,6 @@ export type GitRunner = (
   env?: Record<string, string>,
   input?: Buffer,
 ) => Promise<GitRun>
-
-export interface Baseline {
-  head: string | null
-  tree: string
-}
 
 const CHUNK = 500
 const CHUNK_CHARS = 64 * 1024

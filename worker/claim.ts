@@ -1,18 +1,19 @@
 // What the coordinator answered to a claim, read with the contract's schema rather than trusted by its type:
 // a definition or workspace this worker cannot read is never run, and its requirements are never met.
-import { z } from 'zod'
-import { type ClaimResponse, ClaimResponse as ClaimSchema, Lease } from '../src/contract/api.js'
-import { type CheckResult, type PreflightReport, Reason } from '../src/contract/index.js'
+import {
+  type CheckResult,
+  ClaimFence,
+  type ClaimResponse,
+  ClaimResponse as ClaimSchema,
+  type PreflightReport,
+  Reason,
+} from '../src/contract/index.js'
 import { declaredRequirements } from './checks/declared.js'
 
 export type Claim = ClaimResponse
 
 // What must read for anything to be written back: the dispatch's fence and its lease.
-const FenceShape = z.object({
-  dispatch: z.object({ id: z.uuid(), attempt: z.number().int().min(1) }),
-  lease: Lease,
-})
-export type Fenced = z.infer<typeof FenceShape>
+export type Fenced = ClaimFence
 
 // A claim whose fence reads but whose definition or workspace does not parse with this worker's contract.
 export interface Unreadable extends Fenced {
@@ -29,7 +30,7 @@ export type ReadClaim = { ok: true; claim: Claim } | { ok: false; claim: Unreada
 export function readClaim(answer: unknown): ReadClaim | undefined {
   const whole = ClaimSchema.safeParse(answer)
   if (whole.success) return { ok: true, claim: whole.data }
-  const fence = FenceShape.safeParse(answer)
+  const fence = ClaimFence.safeParse(answer)
   if (!fence.success) return undefined
   const problem = whole.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')
   return { ok: false, claim: { ...fence.data, requires: requiresOf(answer), problem } }

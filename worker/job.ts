@@ -1,6 +1,6 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
-import type { Api, Fence } from './api.js'
+import type { Api, DispatchFence } from './api.js'
 import type { Claim, Fenced } from './claim.js'
 import type { CloneCredentials } from './clone-credentials.js'
 import { agentEnvironment } from './env.js'
@@ -47,7 +47,7 @@ export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed
 // A readable claim's job by default; an unreadable one's (Fenced: only its fence is known) is reported, never run.
 export interface Job<C extends Fenced = Claim> {
   claim: C
-  fence: Fence
+  fence: DispatchFence
   deps: DispatchDeps
   // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
   signal: AbortSignal
@@ -67,7 +67,7 @@ export class Abandoned extends Error {
 }
 
 export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> {
-  const fence: Fence = {
+  const fence: DispatchFence = {
     id: claim.dispatch.id,
     attempt: claim.dispatch.attempt,
     leaseToken: claim.lease.token,

@@ -1,5 +1,5 @@
 // Keeps a dispatch's lease alive from claim to completion; tells the dispatch when the lease is lost.
-import { type Api, type Fence, LeaseLostError } from './api.js'
+import { type Api, type DispatchFence, LeaseLostError } from './api.js'
 import type { Log } from './log.js'
 
 const MIN_BEAT_MS = 250
@@ -16,7 +16,7 @@ export interface LeaseKeeper {
 // sweep may have handed the dispatch to another worker, whether or not it can tell us so.
 export function keepLease(
   api: Api,
-  fence: Fence,
+  fence: DispatchFence,
   expiresAt: string,
   onLost: () => void,
   log: Log,

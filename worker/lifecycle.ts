@@ -1,5 +1,5 @@
 // One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
-import { PreflightDecision } from '../src/contract/api.js'
+import { PreflightDecision } from '../src/contract/index.js'
 import { LeaseLostError } from './api.js'
 import type { Claim, Fenced, ReadClaim, Unreadable } from './claim.js'
 import { Abandoned, type DispatchDeps, type Ending, type Job, openJob } from './job.js'

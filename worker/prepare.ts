@@ -1,8 +1,13 @@
 // The prepare step: a fresh directory with a clone of workspace.repo at workspace.ref, or an allowed workspace.path.
 import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
-import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../src/contract/index.js'
-import type { Workspace } from './api.js'
+import {
+  REPO_SECRET_MESSAGE,
+  redactRepo,
+  repoHasSecret,
+  SetupReason,
+  type Workspace,
+} from '../src/contract/index.js'
 import { isInside } from './checks/walk.js'
 import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
 import { refuseByPatterns } from './repo-allow.js'

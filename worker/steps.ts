@@ -1,9 +1,9 @@
 // The lifecycle steps of one dispatch; each posts its event before it acts. The order lives in lifecycle.ts.
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { PreflightReport } from '../src/contract/index.js'
+import type { Baseline, PreflightReport } from '../src/contract/index.js'
 import { runAgent } from './agent.js'
-import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
+import { captureBaseline, type GitRunner } from './baseline.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'

@@ -1,5 +1,5 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
-import { type Api, ApiError, backoffMs, sleep } from './api.js'
+import { type Api, backoffMs, RefusedError, sleep } from './api.js'
 import { readClaim } from './claim.js'
 import { type AgentIdentity, slotIdentity, sweep } from './identity.js'
 import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
@@ -100,7 +100,7 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
   }
 
   // A token the coordinator refuses will not start working by retrying: stop the worker.
-  function refuse(err: ApiError) {
+  function refuse(err: RefusedError) {
     worker.fatal ??= err
     stopping.abort()
   }
@@ -129,6 +129,6 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
   return worker
 }
 
-function isRefused(err: unknown): err is ApiError {
-  return err instanceof ApiError && (err.status === 401 || err.status === 403)
+function isRefused(err: unknown): err is RefusedError {
+  return err instanceof RefusedError && (err.status === 401 || err.status === 403)
 }

@@ -1,7 +1,6 @@
 // Text rendering of `preflight reports`: one block per report, naming each unmet/error requirement
 // and what the worker observed.
-import type { CheckResult } from '../contract/index.js'
-import type { ReportItem } from '../contract/reports.js'
+import type { CheckResult, ReportItem } from '../contract/index.js'
 
 const MAX_LIST = 5
 

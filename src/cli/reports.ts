@@ -1,6 +1,12 @@
 // `preflight reports` — lists preflight reports from a coordinator over GET /v1/reports, following
 // nextCursor through every page (or until --limit reports), as text blocks or a JSON array.
-import { MAX_PAGE, type ReportItem, type ReportPage, ReportsQuery } from '../contract/reports.js'
+import {
+  type ErrorBody,
+  MAX_PAGE,
+  type ReportItem,
+  type ReportPage,
+  ReportsQuery,
+} from '../contract/index.js'
 import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
 import { UsageError } from './errors.js'
 import { formatReports } from './reports-format.js'
@@ -92,7 +98,7 @@ async function fetchPage(req: Request, limit: number, cursor: string | null): Pr
   }
   const body = await res.json().catch(() => undefined)
   if (res.ok) return body as ReportPage
-  const error = (body as { error?: { code?: string; message?: string } } | undefined)?.error
+  const error = (body as ErrorBody | undefined)?.error
   const said = error ? `${error.code}: ${error.message}` : `HTTP ${res.status}`
   // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
   if (res.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)

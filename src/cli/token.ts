@@ -3,7 +3,7 @@
 // `preflight token revoke ID` revokes one, at once on every running coordinator. All against the
 // database (--database-url / DATABASE_URL, else ./.preflight), as the coordinator's admin routes are.
 
-import { Role, type TokenView } from '../contract/api.js'
+import { Role, type TokenView } from '../contract/index.js'
 import type { Database } from '../coordinator/db/client.js'
 import { migrate } from '../coordinator/db/migrate.js'
 import { listTokens, revokeToken } from '../coordinator/db/tokens.js'

@@ -4,8 +4,7 @@ import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { FreeJsonObject } from './json.js'
 import { REPO_SECRET_MESSAGE, repoHasSecret } from './repo-url.js'
 import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
-
-export { Code }
+import { Timestamp } from './timestamp.js'
 
 const noNul = (s: string) => !s.includes('\0')
 const text = (max: number) => z.string().min(1).max(max).refine(noNul, 'must not contain NUL')
@@ -15,6 +14,7 @@ const gitArg = (max: number) => text(max).regex(/^[^-]/, 'must not start with "-
 // What a stored preflight report answers: the agent may start, or the dispatch ends here.
 export const DECISIONS = ['proceed', 'abort'] as const
 export const Decision = z.enum(DECISIONS)
+export type Decision = z.infer<typeof Decision>
 
 export const ROLES = ['orchestrator', 'worker', 'operator', 'admin'] as const
 export const Role = z.enum(ROLES)
@@ -41,12 +41,13 @@ export const Label = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:/=-]{0,127}$/, 'a label is 1-128 of letters, digits, "._:/=-"')
 export const Labels = z.array(Label).max(32)
-export const Timestamp = z.iso.datetime({ offset: true })
 
 export const ErrorEnvelope = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 })
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>
+// An error body as a client reads it, before trusting any field of it.
+export type ErrorBody = { error?: Partial<ErrorEnvelope['error']> }
 
 // --- subagents -------------------------------------------------------------------------------
 export const SubagentRef = z.object({ name: SubagentName, version: z.number().int().min(1) })
@@ -61,8 +62,21 @@ export const SubagentVersionView = SubagentRegistered.extend({
   createdAt: Timestamp,
 })
 export type SubagentVersionView = z.infer<typeof SubagentVersionView>
+// GET /v1/subagents/{name}[?version=N]: the latest version unless one is asked for.
+export const SubagentPath = z.object({ name: SubagentName })
+export const SubagentVersionQuery = z.strictObject({
+  version: z
+    .string()
+    .regex(/^[1-9][0-9]{0,8}$/, 'version is a whole number from 1')
+    .transform(Number)
+    .optional(),
+})
 
 // --- dispatches ------------------------------------------------------------------------------
+// The {id} of /v1/dispatches/{id}/…
+export const DispatchId = z.object({ id: z.uuid() })
+export type DispatchId = z.infer<typeof DispatchId>
+
 // `repo` is cloned at `ref`; `path` (absolute, on the worker, under its --workspace-root) wins when given.
 export const Workspace = z
   .strictObject({
@@ -110,10 +124,12 @@ export const PreflightView = z.object({
 })
 export type PreflightView = z.infer<typeof PreflightView>
 
+// HEAD (null before the first commit) and a tree id of the working state, untracked files included.
 export const Baseline = z.strictObject({
   head: z.string().max(128).nullable(),
   tree: z.string().min(1).max(128),
 })
+export type Baseline = z.infer<typeof Baseline>
 
 export const Completion = z.object({
   status: DispatchStatus,
@@ -170,12 +186,21 @@ export const ClaimResponse = z.object({
 })
 export type ClaimResponse = z.infer<typeof ClaimResponse>
 
+// The part of a claim answer without which nothing can be written back: the dispatch's fence and its lease.
+export const ClaimFence = z.object({
+  dispatch: ClaimResponse.shape.dispatch.pick({ id: true, attempt: true }),
+  lease: ClaimResponse.shape.lease,
+})
+export type ClaimFence = z.infer<typeof ClaimFence>
+
 // Every worker write carries the fence of its lease. `attempt` is an integer column: a larger value
 // could never match, and would reach the database only to fail there.
-const fence = {
+export const Fence = z.strictObject({
   attempt: z.number().int().min(1).max(2_147_483_647, 'attempt is at most 2147483647'),
   leaseToken: z.string().min(1).max(256),
-}
+})
+export type Fence = z.infer<typeof Fence>
+const fence = Fence.shape
 
 export const HeartbeatRequest = z.strictObject(fence)
 export type HeartbeatRequest = z.infer<typeof HeartbeatRequest>
@@ -244,6 +269,9 @@ export const CompleteRequest = z
     }
   })
 export type CompleteRequest = z.infer<typeof CompleteRequest>
+// The two bodies of complete, less the fence: the agent ran, or setup failed before verification.
+export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs'> & { exitCode: number }
+export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> & Pick<CompleteRequest, 'detail'>
 export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
 export type CompleteResponse = z.infer<typeof CompleteResponse>
 

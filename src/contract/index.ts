@@ -1,6 +1,10 @@
 // The one source of shapes shared by the coordinator, the worker and the CLI.
+export * from './api.js'
 export * from './definition.js'
+export * from './json.js'
 export * from './reasons.js'
 export * from './repo-url.js'
 export * from './report.js'
+export * from './reports.js'
 export * from './requirements.js'
+export * from './timestamp.js'

@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { FreeJsonObject } from './json.js'
 import { MAX_PATTERN_LENGTH, RequirementKind } from './requirements.js'
+import { Timestamp } from './timestamp.js'
 
 // A stable code: lowercase words joined by "-" (steps, reasons).
 export const Code = z
@@ -40,8 +41,8 @@ export const PreflightReport = z.strictObject({
   outcome: Outcome,
   declared: z.boolean(),
   results: z.array(CheckResult).max(1024),
-  startedAt: z.iso.datetime({ offset: true }),
-  finishedAt: z.iso.datetime({ offset: true }),
+  startedAt: Timestamp,
+  finishedAt: Timestamp,
   worker: WorkerInfo.optional(),
 })
 export type PreflightReport = z.infer<typeof PreflightReport>

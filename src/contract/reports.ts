@@ -2,17 +2,17 @@
 import { z } from 'zod'
 import { CheckResult, Code, Outcome } from './report.js'
 import { RequirementKind } from './requirements.js'
+import { Timestamp } from './timestamp.js'
 
 export const MAX_PAGE = 500
 
 const Name = z.string().min(1).max(256)
-const Instant = z.iso.datetime({ offset: true })
 const Limit = (fallback: number) => z.coerce.number().int().min(1).max(MAX_PAGE).default(fallback)
 const Cursor = z.string().min(1).max(2048).describe('nextCursor of the previous page, as received')
 
 const Window = {
-  since: Instant.optional().describe('createdAt at or after this instant (inclusive)'),
-  until: Instant.optional().describe('createdAt before this instant (exclusive)'),
+  since: Timestamp.optional().describe('createdAt at or after this instant (inclusive)'),
+  until: Timestamp.optional().describe('createdAt before this instant (exclusive)'),
 }
 
 export const ReportsQuery = z.strictObject({

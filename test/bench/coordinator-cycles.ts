@@ -1,8 +1,7 @@
 // Full dispatch cycles over real HTTP: each of N concurrent workers loops create → claim → report →
 // complete for a fixed time; prints cycles per second and p50/p99 of each step.
 import { Agent, type RequestOptions, request } from 'node:http'
-import type { Role } from '../../src/contract/api.js'
-import { listRequirements, type SubagentDefinition } from '../../src/contract/index.js'
+import { listRequirements, type Role, type SubagentDefinition } from '../../src/contract/index.js'
 import { formatCpu, measureWindows, sampleCpu, scaleCpu } from './coordinator-cpu.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 

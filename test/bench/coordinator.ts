@@ -7,7 +7,7 @@
 // the other switches (cycles only, CPU windows, profiling) are in docs/benchmarks.md.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import type { Role } from '../../src/contract/api.js'
+import type { Role } from '../../src/contract/index.js'
 import { connectPostgres } from '../../src/coordinator/db/client.js'
 import { runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'

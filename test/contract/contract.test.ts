@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { Code } from '../../src/contract/api.js'
 import {
   CheckResult,
+  Code,
   ContextRequires,
   canonicalJson,
   hashDefinition,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Workspace } from '../../src/contract/api.js'
-import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret } from '../../src/contract/repo-url.js'
+import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, Workspace } from '../../src/contract/index.js'
 
 describe('a workspace.repo with a password or token', () => {
   it.each([

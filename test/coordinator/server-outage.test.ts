@@ -3,7 +3,7 @@
 // load balancer keep calling. Nothing may answer 500; every failure is 503 with Retry-After; /readyz
 // answers within a second throughout; and everything succeeds again within 2 s of the database's return.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Role } from '../../src/contract/api.js'
+import type { Role } from '../../src/contract/index.js'
 import { connectPostgres, type Database } from '../../src/coordinator/db/client.js'
 import { revokeToken } from '../../src/coordinator/db/tokens.js'
 import { createToken, syncBootstrapTokens } from '../../src/coordinator/http/auth.js'

@@ -1,6 +1,6 @@
 // An app on a fresh test database with one seeded token per role, and a JSON request helper.
 
-import type { Role } from '../../src/contract/api.js'
+import type { Role } from '../../src/contract/index.js'
 import { createApp } from '../../src/coordinator/app.js'
 import type { CoordinatorConfig } from '../../src/coordinator/deps.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'

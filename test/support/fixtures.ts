@@ -1,8 +1,8 @@
 // Definitions and reports for route tests.
 import { sql } from 'drizzle-orm'
-import type { ClaimResponse } from '../../src/contract/api.js'
 import {
   type CheckResult,
+  type ClaimResponse,
   listRequirements,
   type PreflightReport,
   type SubagentDefinition,

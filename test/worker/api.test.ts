@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ApiError, createApi, LeaseLostError } from '../../worker/api.js'
+import { createApi, LeaseLostError, RefusedError } from '../../worker/api.js'
 
 // A real HTTP server on loopback that answers from a script of responses, one per request.
 type Answer = { status: number; body?: unknown } | 'drop'
@@ -70,7 +70,7 @@ describe('coordinator client', () => {
       { status: 400, body: { error: { code: 'invalid-request', message: 'no' } } },
     ])
     await expect(api.complete(fence, completion)).rejects.toMatchObject({ code: 'invalid-request' })
-    await expect(api.complete(fence, completion)).rejects.toBeInstanceOf(ApiError)
+    await expect(api.complete(fence, completion)).rejects.toBeInstanceOf(RefusedError)
     expect(seen).toHaveLength(2)
   })
 

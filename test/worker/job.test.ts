@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
-import { type Api, type Claim, LeaseLostError } from '../../worker/api.js'
+import { type Api, LeaseLostError } from '../../worker/api.js'
+import type { Claim } from '../../worker/claim.js'
 import { openJob } from '../../worker/job.js'
 import { GIT } from './git-fixtures.js'
 

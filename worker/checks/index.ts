@@ -4,9 +4,9 @@ import {
   type CheckResult,
   type ContextRequires,
   ExecName,
-  type Outcome,
   outcomeOf,
   PathPattern,
+  type PreflightReport,
   Reason,
   type RequirementKind,
 } from '../../src/contract/index.js'
@@ -43,13 +43,8 @@ export interface VerifyOptions {
   git?: Git
 }
 
-export interface Verdict {
-  outcome: Outcome
-  declared: boolean
-  results: CheckResult[]
-  startedAt: string
-  finishedAt: string
-}
+// The report less the worker's own details, which lifecycle.ts adds.
+export type Verdict = Omit<PreflightReport, 'worker'>
 
 // Everything a checker sees except its own abort signal.
 export type EvaluationContext = Omit<CheckContext, 'signal'>

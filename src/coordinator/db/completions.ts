@@ -1,7 +1,12 @@
 // Completion: the agent's exit (running → succeeded | failed) or a setup failure (claimed → setup_failed).
 import { sql } from 'drizzle-orm'
-import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } from '../../contract/api.js'
-import { canonicalJson } from '../../contract/index.js'
+import {
+  type CompleteRequest,
+  type CompleteResponse,
+  type Completion,
+  canonicalJson,
+  type DispatchStatus,
+} from '../../contract/index.js'
 import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { leaseLost } from './leases.js'

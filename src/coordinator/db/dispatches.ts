@@ -1,14 +1,14 @@
 // Dispatches: create (idempotent on the key), read as the wire view, cancel.
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import type {
-  CreateDispatchRequest,
-  DispatchCreated,
-  DispatchStatus,
-  DispatchView,
-  Workspace,
-} from '../../contract/api.js'
-import { canonicalJson } from '../../contract/index.js'
+import {
+  type CreateDispatchRequest,
+  canonicalJson,
+  type DispatchCreated,
+  type DispatchStatus,
+  type DispatchView,
+  type Workspace,
+} from '../../contract/index.js'
 import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'

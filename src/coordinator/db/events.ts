@@ -1,10 +1,10 @@
 // The dispatch event log: coordinator steps (created, claimed, …) and the worker's lifecycle steps.
 // Worker events are bounded (EventLimits); a read answers the newest EVENTS_SHOWN and the total.
 import { sql } from 'drizzle-orm'
-import type { DispatchEvent, EventRecorded } from '../../contract/api.js'
+import type { DispatchEvent, EventRecorded, Fence } from '../../contract/index.js'
 import { ApiError, ErrorCode } from '../http/errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
-import { type Fence, leaseLostOrNotFound } from './leases.js'
+import { leaseLostOrNotFound } from './leases.js'
 import { iso, jsonb } from './sql.js'
 
 // GET /v1/dispatches/{id} shows at most this many events, the newest, with the total beside them.

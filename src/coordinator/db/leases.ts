@@ -1,8 +1,14 @@
 // Leases: claim (one statement, FOR UPDATE SKIP LOCKED), heartbeat, the sweep, and the write fence.
 import { randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import type { ClaimResponse, DispatchStatus, Lease, Workspace } from '../../contract/api.js'
-import type { SubagentDefinition } from '../../contract/index.js'
+import type {
+  ClaimResponse,
+  DispatchStatus,
+  Fence,
+  Lease,
+  SubagentDefinition,
+  Workspace,
+} from '../../contract/index.js'
 import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
@@ -60,11 +66,6 @@ export async function claimNext(
   }
   if (row.labels) dispatch.labels = row.labels
   return { dispatch, subagent: row.definition, lease: { token: row.lease_token, expiresAt: row.expires_at } }
-}
-
-export interface Fence {
-  attempt: number
-  leaseToken: string
 }
 
 // Extends a live lease held by (attempt, leaseToken).

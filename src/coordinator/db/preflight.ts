@@ -1,12 +1,14 @@
 // Preflight reports: stored with one row per result, atomically with the dispatch's status change.
 import { sql } from 'drizzle-orm'
 import type {
+  CheckResult,
+  ContextRequires,
   DispatchStatus,
   PreflightDecision,
+  PreflightReport,
   PreflightRequest,
   PreflightView,
-} from '../../contract/api.js'
-import type { CheckResult, ContextRequires, PreflightReport } from '../../contract/index.js'
+} from '../../contract/index.js'
 import type { ClaimHint } from '../dispatch/claim-hints.js'
 import { type Judgement, judgeReport, replay, statusAfter } from '../dispatch/judge.js'
 import { ApiError, ErrorCode, notFound } from '../http/errors.js'

@@ -1,7 +1,6 @@
 // Operators' report listing: filters, newest first, keyset pagination on (created_at, id).
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
-import type { CheckResult, Outcome } from '../../contract/index.js'
-import type { ReportPage } from '../../contract/reports.js'
+import type { CheckResult, Outcome, ReportPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'

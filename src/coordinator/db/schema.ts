@@ -12,8 +12,7 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { DECISIONS, DISPATCH_STATUSES, ROLES } from '../../contract/api.js'
-import { CHECK_STATUSES } from '../../contract/report.js'
+import { CHECK_STATUSES, DECISIONS, DISPATCH_STATUSES, ROLES } from '../../contract/index.js'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

@@ -1,7 +1,12 @@
 // Subagent definitions: every version kept; a new version only when the hash changes.
 import { and, desc, eq, sql } from 'drizzle-orm'
-import type { SubagentRegistered, SubagentVersionView } from '../../contract/api.js'
-import { hashDefinition, normaliseDefinition, type SubagentDefinition } from '../../contract/index.js'
+import {
+  hashDefinition,
+  normaliseDefinition,
+  type SubagentDefinition,
+  type SubagentRegistered,
+  type SubagentVersionView,
+} from '../../contract/index.js'
 import type { Orm } from './client.js'
 import { subagentVersions } from './schema.js'
 

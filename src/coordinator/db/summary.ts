@@ -1,6 +1,6 @@
 // Per subagent × requirement figures over requirement_results: counts, last met, and drift.
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
-import type { SummaryPage } from '../../contract/reports.js'
+import type { SummaryPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { inWindow } from './reports.js'

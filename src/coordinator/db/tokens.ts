@@ -2,7 +2,7 @@
 // Changes that take a token away (revoke, a bootstrap token dropped) NOTIFY TOKENS_CHANNEL: every
 // coordinator then forgets the tokens it had resolved (src/coordinator/http/token-cache.ts).
 import { type SQL, sql } from 'drizzle-orm'
-import type { Role, TokenPage, TokenView } from '../../contract/api.js'
+import type { Role, TokenPage, TokenView } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { iso, TOKENS_CHANNEL } from './sql.js'

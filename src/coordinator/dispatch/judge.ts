@@ -1,18 +1,18 @@
 // Judges a worker's report against the definition version that was dispatched: the coordinator
 // recomputes the outcome from the results and never trusts a claimed one — it only ever lowers it.
-import type { DispatchStatus, PreflightDecision } from '../../contract/api.js'
 import {
   type CheckResult,
   type ContextRequires,
   canonicalJson,
+  type Decision,
+  type DispatchStatus,
   listRequirements,
   type Outcome,
   outcomeOf,
+  type PreflightDecision,
   type PreflightReport,
   Reason,
 } from '../../contract/index.js'
-
-export type Decision = PreflightDecision['decision']
 
 export interface Judgement {
   outcome: Outcome

@@ -1,7 +1,7 @@
 // Bearer-token authentication and role checks. Tokens are random and stored as sha256 hashes.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
-import { Role } from '../../contract/api.js'
+import { Role } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import {
   deleteBootstrapTokensExcept,

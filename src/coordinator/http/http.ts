@@ -5,7 +5,7 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
-import { ErrorEnvelope, type Role } from '../../contract/api.js'
+import { ErrorEnvelope, type Role } from '../../contract/index.js'
 import { InvalidCursorError } from '../db/cursor.js'
 import { ApiError, ErrorCode } from './errors.js'
 

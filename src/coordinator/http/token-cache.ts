@@ -2,7 +2,7 @@
 // away invalidates the whole cache: a revoke on this coordinator at once, one elsewhere through
 // NOTIFY (src/coordinator/server.ts), and a LISTEN that reconnected (a notification may have been missed).
 // `ttlMs` bounds what a lost notification could cost.
-import type { Role } from '../../contract/api.js'
+import type { Role } from '../../contract/index.js'
 
 // Bounded: a flood of distinct valid tokens must not grow the map for ever.
 const MAX_ENTRIES = 10_000

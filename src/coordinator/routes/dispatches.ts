@@ -1,13 +1,11 @@
 // POST /v1/dispatches, GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
-import { createRoute, z } from '@hono/zod-openapi'
-import { CreateDispatchRequest, DispatchCreated, DispatchView } from '../../contract/api.js'
+import { createRoute } from '@hono/zod-openapi'
+import { CreateDispatchRequest, DispatchCreated, DispatchId, DispatchView } from '../../contract/index.js'
 import { cancelDispatch, createDispatch, findDispatch } from '../db/dispatches.js'
 import type { Deps } from '../deps.js'
 import { requireRole } from '../http/auth.js'
 import { notFound } from '../http/errors.js'
 import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
-
-export const DispatchId = z.object({ id: z.uuid() })
 
 const create = createRoute({
   method: 'post',

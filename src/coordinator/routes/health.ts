@@ -1,7 +1,7 @@
 // Liveness and readiness (readiness asks the database, and waits at most readyTimeoutMs); no token needed.
 import { createRoute } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
-import { Health } from '../../contract/api.js'
+import { Health } from '../../contract/index.js'
 import type { Deps } from '../deps.js'
 import { createRouter, jsonResponse, RETRY_AFTER_SECONDS } from '../http/http.js'
 

@@ -1,6 +1,6 @@
 // Operators' read side: GET /v1/reports (filtered, keyset-paginated) and GET /v1/reports/summary.
 import { createRoute } from '@hono/zod-openapi'
-import { ReportPage, ReportsQuery, SummaryPage, SummaryQuery } from '../../contract/reports.js'
+import { ReportPage, ReportsQuery, SummaryPage, SummaryQuery } from '../../contract/index.js'
 import { listReports } from '../db/reports.js'
 import { summarise } from '../db/summary.js'
 import type { Deps } from '../deps.js'

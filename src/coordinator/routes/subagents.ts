@@ -1,7 +1,12 @@
 // POST /v1/subagents (register or update by name) and GET /v1/subagents/{name}[?version=N].
-import { createRoute, z } from '@hono/zod-openapi'
-import { SubagentName, SubagentRegistered, SubagentVersionView } from '../../contract/api.js'
-import { SubagentDefinition } from '../../contract/index.js'
+import { createRoute } from '@hono/zod-openapi'
+import {
+  SubagentDefinition,
+  SubagentPath,
+  SubagentRegistered,
+  SubagentVersionQuery,
+  SubagentVersionView,
+} from '../../contract/index.js'
 import { findSubagent, registerSubagent } from '../db/subagents.js'
 import type { Deps } from '../deps.js'
 import { requireRole } from '../http/auth.js'
@@ -29,14 +34,8 @@ const get = createRoute({
   security: [{ bearer: [] }],
   middleware: [requireRole('orchestrator', 'operator')] as const,
   request: {
-    params: z.object({ name: SubagentName }),
-    query: z.strictObject({
-      version: z
-        .string()
-        .regex(/^[1-9][0-9]{0,8}$/, 'version is a whole number from 1')
-        .transform(Number)
-        .optional(),
-    }),
+    params: SubagentPath,
+    query: SubagentVersionQuery,
   },
   responses: {
     200: jsonResponse(SubagentVersionView, 'the definition version'),

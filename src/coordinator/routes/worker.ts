@@ -5,13 +5,14 @@ import {
   ClaimResponse,
   CompleteRequest,
   CompleteResponse,
+  DispatchId,
   EventRecorded,
   EventRequest,
   HeartbeatRequest,
   HeartbeatResponse,
   PreflightDecision,
   PreflightRequest,
-} from '../../contract/api.js'
+} from '../../contract/index.js'
 import { completeDispatch } from '../db/completions.js'
 import { appendWorkerEvent } from '../db/events.js'
 import { claimNext, extendLease } from '../db/leases.js'
@@ -20,7 +21,6 @@ import type { Deps } from '../deps.js'
 import { ClaimHints } from '../dispatch/claim-hints.js'
 import { requireRole } from '../http/auth.js'
 import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
-import { DispatchId } from './dispatches.js'
 
 const fencedErrors = {
   404: errorResponse('no such dispatch (code not-found)'),

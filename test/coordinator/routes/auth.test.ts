@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Role } from '../../../src/contract/api.js'
+import type { Role } from '../../../src/contract/index.js'
 import { createTestApp, type TestApp } from '../../support/app.js'
 import { routes } from './routes.js'
 

@@ -3,7 +3,7 @@
 // each retried — never comes near. GET /v1/dispatches/{id} shows the newest 200 and the total.
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ClaimResponse } from '../../../src/contract/api.js'
+import type { ClaimResponse } from '../../../src/contract/index.js'
 import { EVENTS_SHOWN } from '../../../src/coordinator/db/events.js'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
 import { createTestApp, type TestApp } from '../../support/app.js'

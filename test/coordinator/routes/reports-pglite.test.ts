@@ -1,7 +1,7 @@
 // The embedded default: the same report queries on PGlite (driver differences: jsonb, timestamps).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ReportPage } from '../../../src/contract/reports.js'
+import type { ReportPage } from '../../../src/contract/index.js'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
 import { met, unmet } from './reports-fixtures.js'
 

@@ -1,7 +1,7 @@
 // GET /v1/reports/summary: counts and drift (first unmet/error after the latest met) on a hand-made history.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SummaryPage } from '../../../src/contract/reports.js'
+import type { SummaryPage } from '../../../src/contract/index.js'
 import { type ReportsHarness, startReportsHarness } from './reports-app.js'
 import { errored, met, unmet } from './reports-fixtures.js'
 

@@ -2,8 +2,12 @@
 // attempt past the database's integer. Each is a 400 envelope naming the field, and nothing is stored.
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { COORDINATOR_STEPS } from '../../../src/contract/api.js'
-import type { CheckResult, PreflightReport, SubagentDefinition } from '../../../src/contract/index.js'
+import {
+  type CheckResult,
+  COORDINATOR_STEPS,
+  type PreflightReport,
+  type SubagentDefinition,
+} from '../../../src/contract/index.js'
 import { rows } from '../../../src/coordinator/db/client.js'
 import { createTestApp, type TestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
