@@ -22,8 +22,9 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 import { chaos, type Fault } from './chaos.js'
 
 const DISPATCHES = Number(process.env.SOAK_DISPATCHES ?? 200)
-// Longer than the database outage, so only a worker's own fault takes its lease away.
-const LEASE_MS = 6_000
+// Longer than the database outage and a coordinator's restart (a few seconds on a loaded machine), so
+// only a worker's own fault takes its leases away.
+const LEASE_MS = 10_000
 const suite = e2eSuite()
 let proxy: TcpProxy
 let sql: postgres.Sql
@@ -205,7 +206,7 @@ describe('soak', () => {
     console.log(
       [
         `soak: ${DISPATCHES} dispatches in ${seconds.toFixed(0)} s, ${runs.length} agent runs (${reruns.length} re-runs after a fault)`,
-        `faults: ${faults.map((f) => `${f.kind}${f.worker ? ` ${f.worker}` : ''}`).join(', ')}`,
+        `faults: ${faults.map((f) => `${f.kind}${f.worker ? ` ${f.worker}` : ''} (${f.ms} ms)`).join(', ')}`,
         `leases expired: ${recoveries.length}; expiry to next claim: max ${Math.max(0, ...recoveries)} ms`,
         `database back after ${outage?.ms ?? '?'} ms away: both coordinators ready again ${outage?.recoveredMs ?? '?'} ms later`,
         `answers ≥ 500 other than 503: ${errors + fiveHundreds.length}`,
