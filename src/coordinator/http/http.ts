@@ -7,7 +7,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
 import { ErrorEnvelope, type Role } from '../../contract/api.js'
 import { InvalidCursorError } from '../db/cursor.js'
-import { ApiError, ErrorCode } from './errors.js'
+import { DispatchError } from '../dispatch/errors.js'
+import { ApiError, ErrorCode, fromDispatchError } from './errors.js'
 
 export type AppEnv = { Variables: { role: Role; requestId: string; deadline: AbortSignal } }
 
@@ -57,16 +58,6 @@ export const authErrors = {
 
 export { errorResponse }
 
-// A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.
-export async function orBadCursor<R>(answer: () => Promise<R>): Promise<R> {
-  try {
-    return await answer()
-  } catch (err) {
-    if (err instanceof InvalidCursorError) throw new ApiError(400, ErrorCode.InvalidCursor, err.message)
-    throw err
-  }
-}
-
 // Maps anything thrown to the envelope; never leaks a stack trace. A 503 says when to try again.
 export function renderError(err: unknown, c: Context): Response {
   const e = toApiError(err)
@@ -82,6 +73,9 @@ export const RETRY_AFTER_SECONDS = 1
 
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
+  if (err instanceof DispatchError) return fromDispatchError(err)
+  // A cursor this endpoint did not issue is bad input, never a 500.
+  if (err instanceof InvalidCursorError) return new ApiError(400, ErrorCode.InvalidCursor, err.message)
   if (err instanceof HTTPException) return fromHttpException(err)
   if (isUnavailable(err))
     return new ApiError(503, ErrorCode.Unavailable, 'the database is not reachable; try again shortly')

@@ -5,7 +5,7 @@ import { listReports } from '../db/reports.js'
 import { summarise } from '../db/summary.js'
 import type { Deps } from '../deps.js'
 import { requireRole } from '../http/auth.js'
-import { authErrors, createRouter, jsonResponse, orBadCursor } from '../http/http.js'
+import { authErrors, createRouter, jsonResponse } from '../http/http.js'
 
 const listRoute = createRoute({
   method: 'get',
@@ -30,8 +30,8 @@ const summaryRoute = createRoute({
 export const reportRoutes = (deps: Pick<Deps, 'db'>) =>
   createRouter()
     .openapi(listRoute, async (c) => {
-      return c.json(await orBadCursor(() => listReports(deps.db.orm, c.req.valid('query'))), 200)
+      return c.json(await listReports(deps.db.orm, c.req.valid('query')), 200)
     })
     .openapi(summaryRoute, async (c) => {
-      return c.json(await orBadCursor(() => summarise(deps.db.orm, c.req.valid('query'))), 200)
+      return c.json(await summarise(deps.db.orm, c.req.valid('query')), 200)
     })

@@ -5,7 +5,7 @@ import { listTokens, revokeToken } from '../db/tokens.js'
 import type { Deps } from '../deps.js'
 import { requireRole } from '../http/auth.js'
 import { notFound } from '../http/errors.js'
-import { authErrors, createRouter, errorResponse, jsonResponse, orBadCursor } from '../http/http.js'
+import { authErrors, createRouter, errorResponse, jsonResponse } from '../http/http.js'
 
 const list = createRoute({
   method: 'get',
@@ -35,9 +35,7 @@ const revoke = createRoute({
 
 export const tokenRoutes = (deps: Deps) =>
   createRouter()
-    .openapi(list, async (c) =>
-      c.json(await orBadCursor(() => listTokens(deps.db.orm, c.req.valid('query'))), 200),
-    )
+    .openapi(list, async (c) => c.json(await listTokens(deps.db.orm, c.req.valid('query')), 200))
     .openapi(revoke, async (c) => {
       const { id } = c.req.valid('param')
       const revoked = await revokeToken(deps.db.orm, id, deps.db.kind === 'postgres')

@@ -12,12 +12,13 @@ import {
   PreflightDecision,
   PreflightRequest,
 } from '../../contract/api.js'
-import { completeDispatch } from '../db/completions.js'
-import { appendWorkerEvent } from '../db/events.js'
-import { claimNext, extendLease } from '../db/leases.js'
-import { storePreflight } from '../db/preflight.js'
+import { claimNext } from '../db/leases.js'
 import type { Deps } from '../deps.js'
 import { ClaimHints } from '../dispatch/claim-hints.js'
+import { completeDispatch } from '../dispatch/completions.js'
+import { appendWorkerEvent } from '../dispatch/events.js'
+import { renewLease } from '../dispatch/fence.js'
+import { storeReport } from '../dispatch/preflight.js'
 import { requireRole } from '../http/auth.js'
 import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
 import { DispatchId } from './dispatches.js'
@@ -103,13 +104,16 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
     })
     .openapi(heartbeat, async (c) => {
       const { id } = c.req.valid('param')
-      return c.json(await extendLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
+      return c.json(await renewLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
     })
     .openapi(preflight, async (c) => {
       const { id } = c.req.valid('param')
       const body = scrubNul(c.req.valid('json'))
       const hint = hints.take(id, body.attempt, body.leaseToken)
-      return c.json(await storePreflight(deps.db.orm, id, body, deps.metrics.recordReport, hint), 200)
+      const { answer, stored } = await storeReport(deps.db.orm, id, body, hint)
+      // Counted once per stored report: a replayed one was counted when it was stored.
+      if (stored) deps.metrics.recordReport(stored.subagent, stored.judged)
+      return c.json(answer, 200)
     })
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')
