@@ -1,8 +1,8 @@
 // POST /v1/dispatches, GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
 import { createRoute, z } from '@hono/zod-openapi'
 import { CreateDispatchRequest, DispatchCreated, DispatchView } from '../../contract/api.js'
+import type { Deps } from '../config.js'
 import { findDispatch } from '../db/dispatches.js'
-import type { Deps } from '../deps.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { requireRole } from '../http/auth.js'
 import { notFound } from '../http/errors.js'

@@ -1,9 +1,9 @@
 // Operators' read side: GET /v1/reports (filtered, keyset-paginated) and GET /v1/reports/summary.
 import { createRoute } from '@hono/zod-openapi'
 import { ReportPage, ReportsQuery, SummaryPage, SummaryQuery } from '../../contract/reports.js'
+import type { Deps } from '../config.js'
 import { listReports } from '../db/reports.js'
 import { summarise } from '../db/summary.js'
-import type { Deps } from '../deps.js'
 import { requireRole } from '../http/auth.js'
 import { authErrors, createRouter, jsonResponse } from '../http/http.js'
 

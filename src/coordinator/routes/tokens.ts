@@ -1,8 +1,8 @@
 // GET /v1/tokens and DELETE /v1/tokens/{id} (admin): list tokens (never the secret) and revoke one.
 import { createRoute } from '@hono/zod-openapi'
 import { TokenId, TokenPage, TokensQuery, TokenView } from '../../contract/api.js'
+import type { Deps } from '../config.js'
 import { listTokens, revokeToken } from '../db/tokens.js'
-import type { Deps } from '../deps.js'
 import { requireRole } from '../http/auth.js'
 import { notFound } from '../http/errors.js'
 import { authErrors, createRouter, errorResponse, jsonResponse } from '../http/http.js'

@@ -12,9 +12,8 @@ import {
   PreflightDecision,
   PreflightRequest,
 } from '../../contract/api.js'
+import type { Deps } from '../config.js'
 import { claimNext } from '../db/leases.js'
-import type { Deps } from '../deps.js'
-import { ClaimHints } from '../dispatch/claim-hints.js'
 import { completeDispatch } from '../dispatch/completions.js'
 import { appendWorkerEvent } from '../dispatch/events.js'
 import { renewLease } from '../dispatch/fence.js'
@@ -89,7 +88,7 @@ const complete = createRoute({
   responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
 })
 
-export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
+export const workerRoutes = (deps: Deps) =>
   createRouter()
     .openapi(claim, async (c) => {
       const started = performance.now()
@@ -99,7 +98,7 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
       const { id, attempt } = got.dispatch
-      hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
+      deps.hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
       return c.json(got, 200)
     })
     .openapi(heartbeat, async (c) => {
@@ -109,7 +108,7 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
     .openapi(preflight, async (c) => {
       const { id } = c.req.valid('param')
       const body = scrubNul(c.req.valid('json'))
-      const hint = hints.take(id, body.attempt, body.leaseToken)
+      const hint = deps.hints.take(id, body.attempt, body.leaseToken)
       const { answer, stored } = await storeReport(deps.db.orm, id, body, hint)
       // Counted once per stored report: a replayed one was counted when it was stored.
       if (stored) deps.metrics.recordReport(stored.subagent, stored.judged)
