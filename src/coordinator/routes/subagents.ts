@@ -1,33 +1,27 @@
 // POST /v1/subagents (register or update by name) and GET /v1/subagents/{name}[?version=N].
-import { createRoute, z } from '@hono/zod-openapi'
+import { z } from '@hono/zod-openapi'
 import { SubagentName, SubagentRegistered, SubagentVersionView } from '../../contract/api.js'
 import { SubagentDefinition } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { findSubagent, registerSubagent } from '../db/subagents.js'
-import { requireRole } from '../http/auth.js'
 import { notFound } from '../http/errors.js'
-import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
 
-const register = createRoute({
+const register = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/subagents',
   tags: ['subagents'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator')] as const,
   request: { body: jsonBody(SubagentDefinition) },
   responses: {
     200: jsonResponse(SubagentRegistered, 'unchanged: the latest version already has this hash'),
     201: jsonResponse(SubagentRegistered, 'a new version was stored'),
-    ...authErrors,
   },
 })
 
-const get = createRoute({
+const get = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/subagents/{name}',
   tags: ['subagents'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator', 'operator')] as const,
   request: {
     params: z.object({ name: SubagentName }),
     query: z.strictObject({
@@ -41,7 +35,6 @@ const get = createRoute({
   responses: {
     200: jsonResponse(SubagentVersionView, 'the definition version'),
     404: errorResponse('no such subagent or version (code not-found)'),
-    ...authErrors,
   },
 })
 

@@ -1,5 +1,4 @@
 // The worker's routes: claim (long-poll), and the fenced writes heartbeat, preflight, events, complete.
-import { createRoute } from '@hono/zod-openapi'
 import {
   ClaimRequest,
   ClaimResponse,
@@ -18,58 +17,47 @@ import { completeDispatch } from '../dispatch/completions.js'
 import { appendWorkerEvent } from '../dispatch/events.js'
 import { renewLease } from '../dispatch/fence.js'
 import { storeReport } from '../dispatch/preflight.js'
-import { requireRole } from '../http/auth.js'
-import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
 import { DispatchId } from './dispatches.js'
 
 const fencedErrors = {
   404: errorResponse('no such dispatch (code not-found)'),
   409: errorResponse('the lease expired or was superseded (code lease-lost), or the state forbids it'),
-  ...authErrors,
 }
 
 export const CLAIM_PATH = '/v1/worker/claim'
 
-const claim = createRoute({
+const claim = authedRoute(['worker'], {
   method: 'post',
   path: CLAIM_PATH,
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { body: jsonBody(ClaimRequest) },
   responses: {
     200: jsonResponse(ClaimResponse, 'a dispatch, its exact definition version and the lease'),
     204: { description: 'nothing was claimable within waitMs' },
-    ...authErrors,
   },
 })
 
-const heartbeat = createRoute({
+const heartbeat = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/heartbeat',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(HeartbeatRequest) },
   responses: { 200: jsonResponse(HeartbeatResponse, 'the lease was extended'), ...fencedErrors },
 })
 
-const preflight = createRoute({
+const preflight = authedRoute(['worker'], {
   method: 'put',
   path: '/v1/dispatches/{id}/preflight',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(PreflightRequest) },
   responses: { 200: jsonResponse(PreflightDecision, 'stored; proceed or abort'), ...fencedErrors },
 })
 
-const events = createRoute({
+const events = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/events',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(EventRequest) },
   responses: {
     201: jsonResponse(EventRecorded, 'the step was appended (or, for a retry, the stored one)'),
@@ -78,12 +66,10 @@ const events = createRoute({
   },
 })
 
-const complete = createRoute({
+const complete = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/complete',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(CompleteRequest) },
   responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
 })
