@@ -1,8 +1,8 @@
 // `preflight coordinator [--port 8080] [--database-url URL]` — migrates, seeds bootstrap tokens, serves
 // until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
 
+import type { CoordinatorConfig } from '../coordinator/config.js'
 import { migrate } from '../coordinator/db/migrate.js'
-import type { CoordinatorConfig } from '../coordinator/deps.js'
 import { MIN_TOKEN_LENGTH, parseBootstrapTokens, syncBootstrapTokens } from '../coordinator/http/auth.js'
 import { startServer } from '../coordinator/server.js'
 import { intFlag, parseFlags, say } from './args.js'

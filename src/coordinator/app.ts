@@ -1,7 +1,7 @@
 // createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
 import { requestId } from 'hono/request-id'
 import { secureHeaders } from 'hono/secure-headers'
-import { type AppDeps, resolveDeps } from './deps.js'
+import { type AppDeps, resolveDeps } from './config.js'
 import { authenticate, requireMetricsToken } from './http/auth.js'
 import { limitBody } from './http/body-limit.js'
 import { deadline } from './http/deadline.js'

@@ -4,10 +4,10 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
+import { type CoordinatorConfig, resolveDeps } from './config.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
 import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
-import { type CoordinatorConfig, resolveDeps } from './deps.js'
 import { Waker } from './dispatch/waker.js'
 
 export interface ServerOptions {

@@ -2,7 +2,7 @@
 
 import type { Role } from '../../src/contract/index.js'
 import { createApp } from '../../src/coordinator/app.js'
-import type { CoordinatorConfig } from '../../src/coordinator/deps.js'
+import type { CoordinatorConfig } from '../../src/coordinator/config.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from './db.js'
 

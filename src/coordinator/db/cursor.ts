@@ -18,3 +18,12 @@ export function decodeCursor<K>(cursor: string, isKey: (value: unknown) => value
   if (!isKey(value)) throw new InvalidCursorError('cursor is not one this endpoint issued')
   return value
 }
+
+// A keyset page from a query that fetched one row more than `limit`: that row only tells that another
+// page follows, whose cursor is the key of this page's last row.
+export function pageOf<T>(fetched: T[], limit: number, keyOf: (last: T) => unknown) {
+  const items = fetched.slice(0, limit)
+  const last = items.at(-1)
+  const nextCursor = fetched.length > limit && last !== undefined ? encodeCursor(keyOf(last)) : null
+  return { items, nextCursor }
+}

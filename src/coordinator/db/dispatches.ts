@@ -1,31 +1,26 @@
-// Dispatches: create (idempotent on the key), read as the wire view, cancel.
+// Dispatches: insert, find by idempotency key, read as the wire view, cancel, read the state.
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import {
-  type CreateDispatchRequest,
-  canonicalJson,
-  type DispatchCreated,
-  type DispatchStatus,
-  type DispatchView,
-  type Workspace,
+import type {
+  CreateDispatchRequest,
+  DispatchCreated,
+  DispatchStatus,
+  DispatchView,
+  Workspace,
 } from '../../contract/index.js'
-import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
-export interface Creation {
-  dispatch: DispatchCreated
-  created: boolean
-}
-
-// `notify`: also NOTIFY waiting claims of other coordinators, in the same statement (sent at commit).
-export async function createDispatch(
+// Queues a dispatch of the subagent's latest version; undefined when no such subagent is registered or
+// the idempotency key is taken (ON CONFLICT DO NOTHING). `notify`: also NOTIFY waiting claims of other
+// coordinators, in the same statement (sent at commit).
+export async function insertDispatch(
   db: Orm,
   req: CreateDispatchRequest,
   opts: { maxAttempts: number; notify: boolean },
-): Promise<Creation> {
+): Promise<DispatchCreated | undefined> {
   const inserted = await one<DispatchCreated & { pg_notify?: unknown }>(
     db,
     sql`WITH sv AS (
@@ -42,15 +37,10 @@ export async function createDispatch(
         SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
     PREPARED,
   )
-  if (inserted) return { dispatch: { id: inserted.id, status: inserted.status }, created: true }
-  if (req.idempotencyKey !== undefined) {
-    const existing = await findByKey(db, req.idempotencyKey)
-    if (existing) return { dispatch: sameRequestOrThrow(existing, req), created: false }
-  }
-  throw new ApiError(422, ErrorCode.UnknownSubagent, `no subagent named "${req.subagent}" is registered`)
+  return inserted && { id: inserted.id, status: inserted.status }
 }
 
-interface KeyedRow {
+export interface KeyedRow {
   id: string
   status: DispatchStatus
   subagent_name: string
@@ -58,30 +48,12 @@ interface KeyedRow {
   labels: string[] | null
 }
 
-async function findByKey(db: Orm, key: string) {
+// The dispatch created with this idempotency key, as the request that created it.
+export async function findByKey(db: Orm, key: string) {
   return one<KeyedRow>(
     db,
     sql`SELECT id, status, subagent_name, workspace, labels FROM dispatches WHERE idempotency_key = ${key}`,
   )
-}
-
-// A reused key must name the same request: a different one is a client bug, not a retry.
-function sameRequestOrThrow(row: KeyedRow, req: CreateDispatchRequest): DispatchCreated {
-  const same =
-    row.subagent_name === req.subagent &&
-    canonicalJson(row.workspace) === canonicalJson(req.workspace) &&
-    canonicalJson(row.labels ?? null) === canonicalJson(req.labels ?? null)
-  if (!same) {
-    throw new ApiError(
-      409,
-      ErrorCode.IdempotencyConflict,
-      'this idempotencyKey was used for a different dispatch',
-      {
-        id: row.id,
-      },
-    )
-  }
-  return { id: row.id, status: row.status }
 }
 
 interface DispatchRow {
@@ -127,9 +99,9 @@ export async function findDispatch(db: Orm, id: string): Promise<DispatchView | 
   return view
 }
 
-// queued or claimed → cancelled; cancelling a cancelled dispatch answers the same (a retry).
-export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreated> {
-  const cancelled = await one<DispatchCreated>(
+// queued or claimed → cancelled; undefined when the dispatch is in no state to be (or does not exist).
+export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreated | undefined> {
+  return one<DispatchCreated>(
     db,
     sql`WITH c AS (
           UPDATE dispatches SET status = 'cancelled', lease_owner = NULL, lease_token = NULL,
@@ -141,11 +113,13 @@ export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreat
         )
         SELECT id, status FROM c`,
   )
-  if (cancelled) return cancelled
-  const current = await one<DispatchCreated>(db, sql`SELECT id, status FROM dispatches WHERE id = ${id}`)
-  if (!current) throw notFound(`dispatch ${id}`)
-  if (current.status === 'cancelled') return current
-  throw new ApiError(409, ErrorCode.InvalidState, `a ${current.status} dispatch cannot be cancelled`, {
-    status: current.status,
-  })
+}
+
+// Where a dispatch stands: what a write that matched nothing reads to say why.
+export async function findDispatchState(db: Orm, id: string) {
+  return one<{ id: string; status: DispatchStatus; attempt: number }>(
+    db,
+    sql`SELECT id, status, attempt FROM dispatches WHERE id = ${id}`,
+    PREPARED,
+  )
 }

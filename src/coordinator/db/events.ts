@@ -1,10 +1,8 @@
 // The dispatch event log: coordinator steps (created, claimed, …) and the worker's lifecycle steps.
 // Worker events are bounded (EventLimits); a read answers the newest EVENTS_SHOWN and the total.
 import { sql } from 'drizzle-orm'
-import type { DispatchEvent, EventRecorded, Fence } from '../../contract/index.js'
-import { ApiError, ErrorCode } from '../http/errors.js'
+import type { DispatchEvent, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
-import { leaseLostOrNotFound } from './leases.js'
 import { iso, jsonb } from './sql.js'
 
 // GET /v1/dispatches/{id} shows at most this many events, the newest, with the total beside them.
@@ -35,7 +33,7 @@ export async function listEvents(
   return { events, total: list[0]?.total ?? 0 }
 }
 
-interface AppendRow {
+export interface AppendRow {
   outcome: 'added' | 'stored' | 'full'
   step: string
   at: string
@@ -44,46 +42,11 @@ interface AppendRow {
   event_bytes: number
 }
 
-// Appends a worker's step while (attempt, leaseToken) hold a live lease (else 404 / 409 lease-lost).
-// A retry of a step whose answer was lost (the same attempt, step and detail as a stored event of that
-// attempt) gets the stored event back and stores nothing, also once the limits are reached. Beyond a
-// limit: 422 event-limit, nothing stored. Two identical requests racing each other (a retry sent while
-// the first is still being written) may both be stored.
-export async function appendWorkerEvent(
-  db: Orm,
-  dispatchId: string,
-  fence: Fence,
-  step: string,
-  detail: unknown,
-  limits: EventLimits,
-): Promise<EventRecorded> {
-  const bytes = detail === undefined ? 0 : Buffer.byteLength(JSON.stringify(detail), 'utf8')
-  for (let race = 0; race < 3; race++) {
-    const row = await append(db, dispatchId, fence, step, detail, bytes, limits)
-    if (!row) throw await leaseLostOrNotFound(db, dispatchId)
-    if (row.outcome !== 'full') return { step: row.step, at: row.at, attempt: row.attempt }
-    // The counts as the statement began: over a limit there, it is the limit; else a concurrent write
-    // changed the row before it was locked (took the last slot, or the lease): look again.
-    if (row.attempt_events >= limits.perAttempt) {
-      throw new ApiError(422, ErrorCode.EventLimit, `this attempt already has ${limits.perAttempt} events`, {
-        limit: 'events-per-attempt',
-        max: limits.perAttempt,
-      })
-    }
-    if (Number(row.event_bytes) + bytes > limits.detailBytes) {
-      throw new ApiError(
-        422,
-        ErrorCode.EventLimit,
-        `the dispatch's events would hold more than ${limits.detailBytes} bytes of detail`,
-        { limit: 'detail-bytes', max: limits.detailBytes, used: Number(row.event_bytes), event: bytes },
-      )
-    }
-  }
-  throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this event')
-}
-
-// One statement: the fence, the retry check, the limits (on the locked dispatch row) and the insert.
-function append(
+// Appends a worker's step in one statement: the fence, the retry check (a stored event of the attempt
+// with the same step and detail is answered, not stored again), the limits (on the locked dispatch row)
+// and the insert. Answers `added` or `stored` with the event, `full` with the counts as the statement
+// began, or undefined when the fence does not hold.
+export function appendEvent(
   db: Orm,
   dispatchId: string,
   fence: Fence,

@@ -5,11 +5,9 @@ import type {
   ClaimResponse,
   DispatchStatus,
   Fence,
-  Lease,
   SubagentDefinition,
   Workspace,
 } from '../../contract/index.js'
-import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
@@ -68,14 +66,9 @@ export async function claimNext(
   return { dispatch, subagent: row.definition, lease: { token: row.lease_token, expiresAt: row.expires_at } }
 }
 
-// Extends a live lease held by (attempt, leaseToken).
-export async function extendLease(
-  db: Orm,
-  id: string,
-  fence: Fence,
-  leaseMs: number,
-): Promise<{ status: DispatchStatus; lease: Lease }> {
-  const row = await one<{ status: DispatchStatus; expires_at: string }>(
+// Extends a live lease held by (attempt, leaseToken); undefined when the fence does not hold.
+export async function extendLease(db: Orm, id: string, fence: Fence, leaseMs: number) {
+  return one<{ status: DispatchStatus; expires_at: string }>(
     db,
     sql`UPDATE dispatches SET lease_expires_at = now() + ${leaseInterval(leaseMs)}, updated_at = now()
         WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
@@ -83,27 +76,7 @@ export async function extendLease(
         RETURNING status, ${iso('lease_expires_at')} AS expires_at`,
     PREPARED,
   )
-  if (row) return { status: row.status, lease: { token: fence.leaseToken, expiresAt: row.expires_at } }
-  throw await leaseLostOrNotFound(db, id)
 }
-
-// Why a fenced write matched nothing: 404 for no dispatch, else 409 lease-lost with the current state.
-export async function leaseLostOrNotFound(db: Orm, id: string): Promise<ApiError> {
-  const d = await one<{ status: DispatchStatus; attempt: number }>(
-    db,
-    sql`SELECT status, attempt FROM dispatches WHERE id = ${id}`,
-    PREPARED,
-  )
-  if (!d) return notFound(`dispatch ${id}`)
-  return leaseLost(d)
-}
-
-// 409 for a worker write whose (attempt, lease token) no longer holds the dispatch; details say who does.
-export const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
-  new ApiError(409, ErrorCode.LeaseLost, 'this lease no longer holds the dispatch', {
-    status: d.status,
-    attempt: d.attempt,
-  })
 
 // Returns lapsed leases to the queue, or marks them expired after max_attempts claims.
 // `notify`: a requeued dispatch also wakes waiting claims of other coordinators (NOTIFY, sent at

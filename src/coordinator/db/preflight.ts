@@ -1,22 +1,20 @@
-// Preflight reports: stored with one row per result, atomically with the dispatch's status change.
+// Preflight reports: read for a report, stored with one row per result atomically with the dispatch's
+// status change, and read back as the coordinator judged them.
 import { sql } from 'drizzle-orm'
 import type {
   CheckResult,
   ContextRequires,
   DispatchStatus,
+  Outcome,
   PreflightDecision,
   PreflightReport,
   PreflightRequest,
   PreflightView,
 } from '../../contract/index.js'
-import type { ClaimHint } from '../dispatch/claim-hints.js'
-import { type Judgement, judgeReport, replay, statusAfter } from '../dispatch/judge.js'
-import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
-import { leaseLost } from './leases.js'
 import { iso, jsonb } from './sql.js'
 
-interface ReadRow {
+export interface ReportRead {
   status: DispatchStatus
   attempt: number
   lease_token: string | null
@@ -26,76 +24,45 @@ interface ReadRow {
   previous_report: PreflightReport | null
 }
 
-// Reads, judges in JS, then writes report, result rows, status and event in ONE statement that
-// re-checks the fence: atomic without an explicit transaction, and two round trips in all.
-// With the claim's hint (src/coordinator/dispatch/claim-hints.ts), the write goes first: its WHERE re-checks the fence,
-// and the read runs only when it matched nothing.
-export async function storePreflight(
-  db: Orm,
-  id: string,
-  req: PreflightRequest,
-  // Told once per stored report (not for a retried one), e.g. to count outcomes in the metrics.
-  onStored?: (subagent: string, judged: Judgement) => void,
-  hint?: ClaimHint,
-): Promise<PreflightDecision> {
-  if (hint) {
-    const judged = judgeReport(hint.contextRequires, req.report)
-    const stored = await writeReport(db, id, req, judged)
-    if (stored) return decided(stored.subagent_name, judged, onStored)
-  }
-  for (let race = 0; race < 3; race++) {
-    const d = await one<ReadRow>(
-      db,
-      sql`SELECT d.status, d.attempt, d.lease_token, coalesce(d.lease_expires_at > now(), false) AS live,
-                 sv.definition, p.decision AS previous_decision, p.report AS previous_report
-          FROM dispatches d
-          JOIN subagent_versions sv ON sv.name = d.subagent_name AND sv.version = d.subagent_version
-          LEFT JOIN preflight_reports p ON p.dispatch_id = d.id AND p.attempt = ${req.attempt}
-          WHERE d.id = ${id}`,
-      PREPARED,
-    )
-    if (!d) throw notFound(`dispatch ${id}`)
-    if (d.attempt !== req.attempt || d.lease_token !== req.leaseToken) throw leaseLost(d)
-    if (d.previous_report && d.previous_decision) {
-      // A retry of the same report gets the same answer (the status it set, not the current one: a retry
-      // may come after completion); anything else is a conflict.
-      const again = replay({ report: d.previous_report, decision: d.previous_decision }, req.report)
-      if (again) return again
-      throw new ApiError(
-        409,
-        ErrorCode.ReportConflict,
-        'a different report is already stored for this attempt',
-      )
-    }
-    if (d.status !== 'claimed' || !d.live) throw leaseLost(d)
-    const judged = judgeReport(d.definition.contextRequires, req.report)
-    const stored = await writeReport(db, id, req, judged)
-    if (stored) return decided(stored.subagent_name, judged, onStored)
-    // The fence no longer held when writing (a concurrent retry, the sweep, a cancel): look again.
-  }
-  throw new ApiError(409, ErrorCode.LeaseLost, 'the dispatch kept changing under this report')
+// The dispatch as a report for `attempt` needs it: the fence, the pinned definition, and the report
+// already stored for that attempt (if any).
+export async function readForReport(db: Orm, id: string, attempt: number) {
+  return one<ReportRead>(
+    db,
+    sql`SELECT d.status, d.attempt, d.lease_token, coalesce(d.lease_expires_at > now(), false) AS live,
+               sv.definition, p.decision AS previous_decision, p.report AS previous_report
+        FROM dispatches d
+        JOIN subagent_versions sv ON sv.name = d.subagent_name AND sv.version = d.subagent_version
+        LEFT JOIN preflight_reports p ON p.dispatch_id = d.id AND p.attempt = ${attempt}
+        WHERE d.id = ${id}`,
+    PREPARED,
+  )
 }
 
-function decided(
-  subagent: string,
-  judged: Judgement,
-  onStored?: (subagent: string, judged: Judgement) => void,
-): PreflightDecision {
-  onStored?.(subagent, judged)
-  return { decision: judged.decision, status: statusAfter(judged.decision) }
+// What the coordinator decided on a report (dispatch/judge.ts) and the status the dispatch moves to.
+export interface Verdict {
+  status: DispatchStatus
+  outcome: Outcome
+  decision: PreflightDecision['decision']
+  declared: boolean
+  reason?: string | undefined
+  // The judged rows; sent only with a reason (below).
+  results: CheckResult[]
 }
 
 // A complete report's judged results are the reported ones in the same order: the rows come from the
 // report just stored, and the results are not sent a second time. Only a report-incomplete verdict
 // (missing and extra rows added) sends its own list.
-const judgedRows = (judged: Judgement) =>
+const judgedRows = (judged: Verdict) =>
   judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
 
-async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Judgement) {
+// Writes report, result rows, status and event in ONE statement whose WHERE re-checks the fence: atomic
+// without an explicit transaction. Answers the subagent's name, or undefined when the fence did not hold.
+export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
   return one<{ subagent_name: string }>(
     db,
     sql`WITH d AS (
-          UPDATE dispatches SET status = ${statusAfter(judged.decision)}, updated_at = now()
+          UPDATE dispatches SET status = ${judged.status}, updated_at = now()
           WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
             AND status = 'claimed' AND lease_expires_at > now()
           RETURNING id, subagent_name, subagent_version, lease_owner

@@ -2,7 +2,7 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { CheckResult, Outcome, ReportPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import { decodeCursor, pageOf } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'
 import { instant } from './sql.js'
 
@@ -130,15 +130,16 @@ function byResult(db: Orm, query: ReportPageQuery, after: [string, number] | und
 }
 
 export async function listReports(db: Orm, query: ReportPageQuery): Promise<ReportPage> {
-  const rows = await reportsQuery(db, query)
-  const page = rows.slice(0, query.limit)
-  const last = page.at(-1)
+  const { items, nextCursor } = pageOf(await reportsQuery(db, query), query.limit, (last) => [
+    last.key,
+    last.id,
+  ])
   return {
-    items: page.map(({ id: _id, key: _key, createdAt, ...item }) => ({
+    items: items.map(({ id: _id, key: _key, createdAt, ...item }) => ({
       ...item,
       createdAt: createdAt.toISOString(),
     })),
-    nextCursor: rows.length > query.limit && last ? encodeCursor([last.key, last.id]) : null,
+    nextCursor,
   }
 }
 

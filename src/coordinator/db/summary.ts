@@ -2,7 +2,7 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import type { SummaryPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import { decodeCursor, pageOf } from './cursor.js'
 import { inWindow } from './reports.js'
 import { requirementResults as rr } from './schema.js'
 import { instant } from './sql.js'
@@ -55,14 +55,11 @@ export function summaryQuery(db: Orm, query: SummaryFilters) {
 }
 
 export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
-  const rows = await summaryQuery(db, query)
-  const items = rows.slice(0, query.limit)
-  const last = items.at(-1)
-  return {
-    items,
-    nextCursor:
-      rows.length > query.limit && last ? encodeCursor([last.subagent, last.kind, last.requirement]) : null,
-  }
+  return pageOf(await summaryQuery(db, query), query.limit, (last) => [
+    last.subagent,
+    last.kind,
+    last.requirement,
+  ])
 }
 
 // Drift: the earliest unmet/error result strictly after the latest met one (within the window), i.e.

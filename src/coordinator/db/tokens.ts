@@ -4,7 +4,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { Role, TokenPage, TokenView } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import { decodeCursor, pageOf } from './cursor.js'
 import { iso, TOKENS_CHANNEL } from './sql.js'
 
 export interface NewToken {
@@ -72,19 +72,16 @@ const view = sql`id::float8 AS id, role, label, bootstrap,
   ${iso('expires_at')} AS "expiresAt", ${iso('revoked_at')} AS "revokedAt"`
 
 // Oldest first (by id), keyset-paginated.
-export async function listTokens(db: Orm, query: { limit: number; cursor?: string | undefined }) {
+export async function listTokens(
+  db: Orm,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<TokenPage> {
   const after = query.cursor === undefined ? 0 : decodeCursor(query.cursor, isId)
   const list = await rows<TokenView>(
     db,
     sql`SELECT ${view} FROM api_tokens WHERE id > ${after} ORDER BY id LIMIT ${query.limit + 1}`,
   )
-  const items = list.slice(0, query.limit)
-  const last = items.at(-1)
-  const page: TokenPage = {
-    items,
-    nextCursor: list.length > query.limit && last ? encodeCursor(last.id) : null,
-  }
-  return page
+  return pageOf(list, query.limit, (last) => last.id)
 }
 
 // Marks the token revoked (once: a second revoke keeps the first date); undefined when there is none.

@@ -26,10 +26,6 @@ export class ClaimHints {
     this.hints.delete(key)
     return hint
   }
-
-  get size(): number {
-    return this.hints.size
-  }
 }
 
 const keyOf = (id: string, attempt: number, leaseToken: string) => `${id}\0${attempt}\0${leaseToken}`

@@ -1,4 +1,7 @@
-// ApiError: a failure with an HTTP status and a stable code, rendered by the app's one onError.
+// ApiError: a failure with an HTTP status and a stable code, rendered by the app's one onError; the
+// status of each refusal the dispatch decisions make (dispatch/errors.ts).
+import type { DispatchCode, DispatchError } from '../dispatch/errors.js'
+
 export const ErrorCode = {
   InvalidRequest: 'invalid-request',
   InvalidCursor: 'invalid-cursor',
@@ -38,3 +41,19 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string) => new ApiError(404, ErrorCode.NotFound, `${what} not found`)
+
+const dispatchStatus = {
+  'not-found': 404,
+  'lease-lost': 409,
+  'invalid-state': 409,
+  'report-conflict': 409,
+  'completion-conflict': 409,
+  'idempotency-conflict': 409,
+  'unknown-subagent': 422,
+  'event-limit': 422,
+} as const satisfies Record<DispatchCode, ErrorStatus>
+
+// A dispatch decision's refusal as the client sees it: its code and details, with the code's status.
+export function fromDispatchError(err: DispatchError): ApiError {
+  return new ApiError(dispatchStatus[err.code], err.code, err.message, err.details)
+}

@@ -1,13 +1,15 @@
 // Shared pieces of the route files: the app's env type, a router whose validation failures are
 // the error envelope, and helpers to declare JSON bodies and error responses in OpenAPI.
-import { OpenAPIHono } from '@hono/zod-openapi'
+import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
 import { ErrorEnvelope, type Role } from '../../contract/index.js'
 import { InvalidCursorError } from '../db/cursor.js'
-import { ApiError, ErrorCode } from './errors.js'
+import { DispatchError } from '../dispatch/errors.js'
+import { requireRole } from './auth.js'
+import { ApiError, ErrorCode, fromDispatchError } from './errors.js'
 
 export type AppEnv = { Variables: { role: Role; requestId: string; deadline: AbortSignal } }
 
@@ -45,7 +47,7 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
 const errorResponse = (description: string) => jsonResponse(ErrorEnvelope, description)
 
 // Error responses every authenticated route may answer, for the OpenAPI document.
-export const authErrors = {
+const authErrors = {
   400: errorResponse('invalid request (code invalid-request, malformed-json)'),
   401: errorResponse('missing or unknown bearer token (code unauthorized)'),
   403: errorResponse('the token’s role may not call this route (code forbidden)'),
@@ -57,14 +59,18 @@ export const authErrors = {
 
 export { errorResponse }
 
-// A cursor this endpoint did not issue is bad input: 400 invalid-cursor, never a 500.
-export async function orBadCursor<R>(answer: () => Promise<R>): Promise<R> {
-  try {
-    return await answer()
-  } catch (err) {
-    if (err instanceof InvalidCursorError) throw new ApiError(400, ErrorCode.InvalidCursor, err.message)
-    throw err
-  }
+// A route behind a bearer token of one of `roles` (admin always; none listed: admin only): its
+// security scheme, its role check and the error responses every authenticated route may answer.
+export function authedRoute<const R extends Omit<RouteConfig, 'security' | 'middleware'>>(
+  roles: Role[],
+  route: R,
+) {
+  return createRoute({
+    ...route,
+    security: [{ bearer: [] }],
+    middleware: [requireRole(...roles)] as const,
+    responses: { ...route.responses, ...authErrors },
+  })
 }
 
 // Maps anything thrown to the envelope; never leaks a stack trace. A 503 says when to try again.
@@ -82,6 +88,9 @@ export const RETRY_AFTER_SECONDS = 1
 
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
+  if (err instanceof DispatchError) return fromDispatchError(err)
+  // A cursor this endpoint did not issue is bad input, never a 500.
+  if (err instanceof InvalidCursorError) return new ApiError(400, ErrorCode.InvalidCursor, err.message)
   if (err instanceof HTTPException) return fromHttpException(err)
   if (isUnavailable(err))
     return new ApiError(503, ErrorCode.Unavailable, 'the database is not reachable; try again shortly')

@@ -1,54 +1,44 @@
 // POST /v1/dispatches, GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
-import { createRoute } from '@hono/zod-openapi'
 import { CreateDispatchRequest, DispatchCreated, DispatchId, DispatchView } from '../../contract/index.js'
-import { cancelDispatch, createDispatch, findDispatch } from '../db/dispatches.js'
-import type { Deps } from '../deps.js'
-import { requireRole } from '../http/auth.js'
+import type { Deps } from '../config.js'
+import { findDispatch } from '../db/dispatches.js'
+import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
-import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
 
-const create = createRoute({
+const create = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches',
   tags: ['dispatches'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator')] as const,
   request: { body: jsonBody(CreateDispatchRequest) },
   responses: {
     200: jsonResponse(DispatchCreated, 'the dispatch created earlier with this idempotencyKey'),
     201: jsonResponse(DispatchCreated, 'the dispatch was queued'),
     409: errorResponse('the idempotencyKey was used for a different request (code idempotency-conflict)'),
     422: errorResponse('no such subagent is registered (code unknown-subagent)'),
-    ...authErrors,
   },
 })
 
-const get = createRoute({
+const get = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/dispatches/{id}',
   tags: ['dispatches'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator', 'operator')] as const,
   request: { params: DispatchId },
   responses: {
     200: jsonResponse(DispatchView, 'status, events, preflight report, completion'),
     404: errorResponse('no such dispatch (code not-found)'),
-    ...authErrors,
   },
 })
 
-const cancel = createRoute({
+const cancel = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches/{id}/cancel',
   tags: ['dispatches'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator')] as const,
   request: { params: DispatchId },
   responses: {
     200: jsonResponse(DispatchCreated, 'cancelled (also when it already was)'),
     404: errorResponse('no such dispatch (code not-found)'),
     409: errorResponse('the dispatch is past claimed (code invalid-state)'),
-    ...authErrors,
   },
 })
 

@@ -2,7 +2,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import { Health } from '../../contract/index.js'
-import type { Deps } from '../deps.js'
+import type { Deps } from '../config.js'
 import { createRouter, jsonResponse, RETRY_AFTER_SECONDS } from '../http/http.js'
 
 const healthz = createRoute({

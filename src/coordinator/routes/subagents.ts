@@ -1,5 +1,4 @@
 // POST /v1/subagents (register or update by name) and GET /v1/subagents/{name}[?version=N].
-import { createRoute } from '@hono/zod-openapi'
 import {
   SubagentDefinition,
   SubagentPath,
@@ -7,32 +6,26 @@ import {
   SubagentVersionQuery,
   SubagentVersionView,
 } from '../../contract/index.js'
+import type { Deps } from '../config.js'
 import { findSubagent, registerSubagent } from '../db/subagents.js'
-import type { Deps } from '../deps.js'
-import { requireRole } from '../http/auth.js'
 import { notFound } from '../http/errors.js'
-import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
 
-const register = createRoute({
+const register = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/subagents',
   tags: ['subagents'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator')] as const,
   request: { body: jsonBody(SubagentDefinition) },
   responses: {
     200: jsonResponse(SubagentRegistered, 'unchanged: the latest version already has this hash'),
     201: jsonResponse(SubagentRegistered, 'a new version was stored'),
-    ...authErrors,
   },
 })
 
-const get = createRoute({
+const get = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/subagents/{name}',
   tags: ['subagents'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('orchestrator', 'operator')] as const,
   request: {
     params: SubagentPath,
     query: SubagentVersionQuery,
@@ -40,7 +33,6 @@ const get = createRoute({
   responses: {
     200: jsonResponse(SubagentVersionView, 'the definition version'),
     404: errorResponse('no such subagent or version (code not-found)'),
-    ...authErrors,
   },
 })
 

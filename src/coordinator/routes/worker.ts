@@ -1,5 +1,4 @@
 // The worker's routes: claim (long-poll), and the fenced writes heartbeat, preflight, events, complete.
-import { createRoute } from '@hono/zod-openapi'
 import {
   ClaimRequest,
   ClaimResponse,
@@ -13,63 +12,52 @@ import {
   PreflightDecision,
   PreflightRequest,
 } from '../../contract/index.js'
-import { completeDispatch } from '../db/completions.js'
-import { appendWorkerEvent } from '../db/events.js'
-import { claimNext, extendLease } from '../db/leases.js'
-import { storePreflight } from '../db/preflight.js'
-import type { Deps } from '../deps.js'
-import { ClaimHints } from '../dispatch/claim-hints.js'
-import { requireRole } from '../http/auth.js'
-import { authErrors, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
+import type { Deps } from '../config.js'
+import { claimNext } from '../db/leases.js'
+import { completeDispatch } from '../dispatch/completions.js'
+import { appendWorkerEvent } from '../dispatch/events.js'
+import { renewLease } from '../dispatch/fence.js'
+import { storeReport } from '../dispatch/preflight.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
 
 const fencedErrors = {
   404: errorResponse('no such dispatch (code not-found)'),
   409: errorResponse('the lease expired or was superseded (code lease-lost), or the state forbids it'),
-  ...authErrors,
 }
 
 export const CLAIM_PATH = '/v1/worker/claim'
 
-const claim = createRoute({
+const claim = authedRoute(['worker'], {
   method: 'post',
   path: CLAIM_PATH,
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { body: jsonBody(ClaimRequest) },
   responses: {
     200: jsonResponse(ClaimResponse, 'a dispatch, its exact definition version and the lease'),
     204: { description: 'nothing was claimable within waitMs' },
-    ...authErrors,
   },
 })
 
-const heartbeat = createRoute({
+const heartbeat = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/heartbeat',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(HeartbeatRequest) },
   responses: { 200: jsonResponse(HeartbeatResponse, 'the lease was extended'), ...fencedErrors },
 })
 
-const preflight = createRoute({
+const preflight = authedRoute(['worker'], {
   method: 'put',
   path: '/v1/dispatches/{id}/preflight',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(PreflightRequest) },
   responses: { 200: jsonResponse(PreflightDecision, 'stored; proceed or abort'), ...fencedErrors },
 })
 
-const events = createRoute({
+const events = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/events',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(EventRequest) },
   responses: {
     201: jsonResponse(EventRecorded, 'the step was appended (or, for a retry, the stored one)'),
@@ -78,17 +66,15 @@ const events = createRoute({
   },
 })
 
-const complete = createRoute({
+const complete = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/complete',
   tags: ['worker'],
-  security: [{ bearer: [] }],
-  middleware: [requireRole('worker')] as const,
   request: { params: DispatchId, body: jsonBody(CompleteRequest) },
   responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
 })
 
-export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
+export const workerRoutes = (deps: Deps) =>
   createRouter()
     .openapi(claim, async (c) => {
       const started = performance.now()
@@ -98,18 +84,21 @@ export const workerRoutes = (deps: Deps, hints = new ClaimHints()) =>
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
       const { id, attempt } = got.dispatch
-      hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
+      deps.hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
       return c.json(got, 200)
     })
     .openapi(heartbeat, async (c) => {
       const { id } = c.req.valid('param')
-      return c.json(await extendLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
+      return c.json(await renewLease(deps.db.orm, id, c.req.valid('json'), deps.config.leaseMs), 200)
     })
     .openapi(preflight, async (c) => {
       const { id } = c.req.valid('param')
       const body = scrubNul(c.req.valid('json'))
-      const hint = hints.take(id, body.attempt, body.leaseToken)
-      return c.json(await storePreflight(deps.db.orm, id, body, deps.metrics.recordReport, hint), 200)
+      const hint = deps.hints.take(id, body.attempt, body.leaseToken)
+      const { answer, stored } = await storeReport(deps.db.orm, id, body, hint)
+      // Counted once per stored report: a replayed one was counted when it was stored.
+      if (stored) deps.metrics.recordReport(stored.subagent, stored.judged)
+      return c.json(answer, 200)
     })
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')

@@ -20,9 +20,14 @@ describe('ClaimHints', () => {
     expect(hints.take('d', 1, 't')).toBeUndefined()
   })
 
-  it('holds at most 10,000 hints', () => {
+  it('forgets the hints it holds when a 10,001st comes, and keeps that one', () => {
     const hints = new ClaimHints()
-    for (let i = 0; i < 10_001; i++) hints.remember(`d${i}`, 1, 't', hint)
-    expect(hints.size).toBeLessThanOrEqual(10_000)
+    for (let i = 0; i < 10_000; i++) hints.remember(`d${i}`, 1, 't', hint)
+    expect(hints.take('d9999', 1, 't')).toBe(hint)
+    hints.remember('d9999', 1, 't', hint)
+    hints.remember('d10000', 1, 't', hint)
+    expect(hints.take('d0', 1, 't')).toBeUndefined()
+    expect(hints.take('d9999', 1, 't')).toBeUndefined()
+    expect(hints.take('d10000', 1, 't')).toBe(hint)
   })
 })

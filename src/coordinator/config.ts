@@ -1,7 +1,8 @@
 // What the app is built from: the database, the coordinator's configuration, the claim waker, the
-// metrics and the resolved tokens.
+// claim hints, the metrics and the resolved tokens.
 import type { Database } from './db/client.js'
 import type { EventLimits } from './db/events.js'
+import { ClaimHints } from './dispatch/claim-hints.js'
 import { Waker } from './dispatch/waker.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { TokenCache } from './http/token-cache.js'
@@ -55,6 +56,7 @@ export interface AppDeps {
   db: Database
   config?: Partial<CoordinatorConfig>
   waker?: Waker
+  hints?: ClaimHints
   metrics?: Metrics
   tokens?: TokenCache
 }
@@ -63,6 +65,7 @@ export interface Deps {
   db: Database
   config: CoordinatorConfig
   waker: Waker
+  hints: ClaimHints
   metrics: Metrics
   tokens: TokenCache
 }
@@ -73,6 +76,7 @@ export function resolveDeps(deps: AppDeps): Deps {
     db: deps.db,
     config,
     waker: deps.waker ?? new Waker(),
+    hints: deps.hints ?? new ClaimHints(),
     metrics:
       deps.metrics ??
       createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),

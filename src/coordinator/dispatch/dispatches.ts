@@ -1,0 +1,53 @@
+// Orchestrators' decisions on dispatches: an idempotent create (a reused key must name the same
+// request) and a cancel that a retry may repeat.
+import type { CreateDispatchRequest, DispatchCreated } from '../../contract/index.js'
+import { canonicalJson } from '../../contract/index.js'
+import type { Orm } from '../db/client.js'
+import * as rows from '../db/dispatches.js'
+import { DispatchCode, DispatchError, dispatchNotFound, invalidState } from './errors.js'
+
+export interface Creation {
+  dispatch: DispatchCreated
+  created: boolean
+}
+
+// Queues a dispatch; with an idempotency key already used for the same request, answers that one.
+export async function createDispatch(
+  db: Orm,
+  req: CreateDispatchRequest,
+  opts: { maxAttempts: number; notify: boolean },
+): Promise<Creation> {
+  const inserted = await rows.insertDispatch(db, req, opts)
+  if (inserted) return { dispatch: inserted, created: true }
+  if (req.idempotencyKey !== undefined) {
+    const existing = await rows.findByKey(db, req.idempotencyKey)
+    if (existing) return { dispatch: sameRequestOrThrow(existing, req), created: false }
+  }
+  throw new DispatchError(DispatchCode.UnknownSubagent, `no subagent named "${req.subagent}" is registered`)
+}
+
+// A reused key must name the same request: a different one is a client bug, not a retry.
+function sameRequestOrThrow(row: rows.KeyedRow, req: CreateDispatchRequest): DispatchCreated {
+  const same =
+    row.subagent_name === req.subagent &&
+    canonicalJson(row.workspace) === canonicalJson(req.workspace) &&
+    canonicalJson(row.labels ?? null) === canonicalJson(req.labels ?? null)
+  if (!same) {
+    throw new DispatchError(
+      DispatchCode.IdempotencyConflict,
+      'this idempotencyKey was used for a different dispatch',
+      { id: row.id },
+    )
+  }
+  return { id: row.id, status: row.status }
+}
+
+// queued or claimed → cancelled; cancelling a cancelled dispatch answers the same (a retry).
+export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreated> {
+  const cancelled = await rows.cancelDispatch(db, id)
+  if (cancelled) return cancelled
+  const current = await rows.findDispatchState(db, id)
+  if (!current) throw dispatchNotFound(id)
+  if (current.status === 'cancelled') return { id: current.id, status: current.status }
+  throw invalidState(`a ${current.status} dispatch cannot be cancelled`, current.status)
+}

@@ -1,0 +1,101 @@
+// Completing a dispatch on a real database, without HTTP: fenced, in the right state, replayed, refused.
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { completeDispatch } from '../../../src/coordinator/dispatch/completions.js'
+import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
+import { createTestDatabase, type TestDatabase } from '../../support/db.js'
+import { definition, reportFor } from '../../support/fixtures.js'
+import { claimed, fenceOf, lapse, statusOf } from './claimed.js'
+
+describe('completeDispatch', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase()
+  })
+  afterAll(() => t.drop())
+
+  const def = definition()
+  const setupFailed = { status: 'setup_failed' as const, reason: 'setup-failed', detail: 'exit 1' }
+
+  // A dispatch whose report answered proceed: the agent may run, and its exit completes it.
+  async function running() {
+    const { id, claim } = await claimed(t.db.orm, def)
+    await storeReport(t.db.orm, id, { ...fenceOf(claim), report: reportFor(def) })
+    return { id, fence: fenceOf(claim) }
+  }
+
+  it('ends a running dispatch as succeeded on exit code 0, and failed otherwise', async () => {
+    const ok = await running()
+    expect(await completeDispatch(t.db.orm, ok.id, { ...ok.fence, exitCode: 0 })).toEqual({
+      id: ok.id,
+      status: 'succeeded',
+    })
+    const bad = await running()
+    expect((await completeDispatch(t.db.orm, bad.id, { ...bad.fence, exitCode: 2 })).status).toBe('failed')
+  })
+
+  it('ends a claimed dispatch as setup_failed', async () => {
+    const { id, claim } = await claimed(t.db.orm, def)
+    const done = await completeDispatch(t.db.orm, id, { ...fenceOf(claim), ...setupFailed })
+    expect(done).toEqual({ id, status: 'setup_failed' })
+    expect(await statusOf(t.db.orm, id)).toBe('setup_failed')
+  })
+
+  it('answers a retried completion with the stored status, also after the lease lapsed', async () => {
+    const { id, fence } = await running()
+    await completeDispatch(t.db.orm, id, { ...fence, exitCode: 0 })
+    await lapse(t.db.orm, id)
+    expect(await completeDispatch(t.db.orm, id, { ...fence, exitCode: 0 })).toEqual({
+      id,
+      status: 'succeeded',
+    })
+  })
+
+  it('refuses a different completion with completion-conflict', async () => {
+    const { id, fence } = await running()
+    await completeDispatch(t.db.orm, id, { ...fence, exitCode: 0 })
+    await expect(completeDispatch(t.db.orm, id, { ...fence, exitCode: 1 })).rejects.toMatchObject({
+      code: 'completion-conflict',
+      details: { status: 'succeeded' },
+    })
+  })
+
+  it('refuses an agent exit before a report answered proceed with invalid-state', async () => {
+    const { id, claim } = await claimed(t.db.orm, def)
+    await expect(completeDispatch(t.db.orm, id, { ...fenceOf(claim), exitCode: 0 })).rejects.toMatchObject({
+      code: 'invalid-state',
+      message:
+        'an agent exit needs a stored preflight report that answered proceed (the dispatch is claimed)',
+      details: { status: 'claimed' },
+    })
+  })
+
+  it('refuses a setup failure after the report with invalid-state', async () => {
+    const { id, fence } = await running()
+    await expect(completeDispatch(t.db.orm, id, { ...fence, ...setupFailed })).rejects.toMatchObject({
+      code: 'invalid-state',
+      message: 'a setup failure must come before the preflight report (the dispatch is running)',
+    })
+  })
+
+  it('refuses a completion from a lapsed lease or another token with lease-lost', async () => {
+    const lapsed = await running()
+    await lapse(t.db.orm, lapsed.id)
+    await expect(
+      completeDispatch(t.db.orm, lapsed.id, { ...lapsed.fence, exitCode: 0 }),
+    ).rejects.toMatchObject({ code: 'lease-lost' })
+    const other = await running()
+    const fence = { ...other.fence, leaseToken: 'not-the-token' }
+    await expect(completeDispatch(t.db.orm, other.id, { ...fence, exitCode: 0 })).rejects.toMatchObject({
+      code: 'lease-lost',
+      details: { status: 'running', attempt: 1 },
+    })
+  })
+
+  it('says not-found for a dispatch that does not exist', async () => {
+    const { fence } = await running()
+    await expect(completeDispatch(t.db.orm, randomUUID(), { ...fence, exitCode: 0 })).rejects.toMatchObject({
+      code: 'not-found',
+    })
+  })
+})
