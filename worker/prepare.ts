@@ -3,10 +3,10 @@ import { mkdir, realpath, rm } from 'node:fs/promises'
 import { isAbsolute, join } from 'node:path'
 import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
-import { isInside } from './checks/walk.js'
 import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
 import { refuseByPatterns } from './repo-allow.js'
 import { type Git, GitAbortedError, GitUnavailableError, runGit } from './run/git-env.js'
+import { isInside } from './run/paths.js'
 
 export const PrepareReason = {
   PathNotAllowed: SetupReason.PathNotAllowed,

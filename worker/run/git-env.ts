@@ -3,8 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { realpathSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { findExecutable } from '../checks/resolve.js'
-import { isInside } from '../checks/walk.js'
 import { gitHome } from './git-home.js'
+import { isInside } from './paths.js'
 
 export interface GitRun {
   exitCode: number
