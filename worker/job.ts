@@ -8,6 +8,7 @@ import { type AgentIdentity, privateDirs, removeLeftovers, sweep } from './ident
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
 import type { Git } from './run/git-env.js'
+import { bindGit, type JobGit } from './run/job-git.js'
 
 export interface WorkerConfig {
   workerId: string
@@ -52,6 +53,8 @@ export interface Job<C extends Fenced = Claim> {
   // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
   signal: AbortSignal
   agentEnv: Record<string, string>
+  // the one git of the dispatch: the worker's binary, PATH and HOME, as the slot uid, stopped with the job
+  git: JobGit
   // `<workdir>/<name>` is the clone; with an identity, `<name>.home` and `<name>.tmp` are its HOME and TMPDIR
   name: string
   identity?: AgentIdentity
@@ -98,6 +101,7 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     deps,
     signal: stopping.signal,
     agentEnv,
+    git: bindGit(deps.config.git, { signal: stopping.signal, ...(identity ? { identity } : {}) }),
     name,
     ...(identity ? { identity } : {}),
     workerInfo: {

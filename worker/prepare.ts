@@ -5,7 +5,8 @@ import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../
 import type { Workspace } from './api.js'
 import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
 import { refuseByPatterns } from './repo-allow.js'
-import { type Git, GitAbortedError, GitUnavailableError, runGit } from './run/git-env.js'
+import { GitAbortedError, GitUnavailableError } from './run/git-env.js'
+import type { JobGit } from './run/job-git.js'
 import { isInside } from './run/paths.js'
 
 export const PrepareReason = {
@@ -25,8 +26,8 @@ export interface PrepareOptions {
   workdir: string
   name: string
   roots: readonly string[]
-  // the worker's git
-  git: Git
+  // the job's git; the clone runs as the worker (the caller hands it over afterwards)
+  git: JobGit
   // clone local paths and file:// too (tests, demos); by default only remotes, so a dispatch cannot
   // copy a repository from the worker's own disk (the reason workspace.path needs a root)
   allowLocalRepos?: boolean
@@ -126,16 +127,13 @@ type GitOpts = Pick<
 
 async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
   // on the command line of each run, never written to the clone's .git/config, which the checks read
-  const credentials = credentialArgs(opts.cloneCredentials, transportOf(repo), opts.git.bin)
+  const transport = transportOf(repo)
+  const credentials = credentialArgs(opts.cloneCredentials, transport, opts.git.git.bin)
   // an allowed remote must not hand the clone on to one the patterns would refuse
   const redirects = opts.repoAllow?.length ? ['-c', 'http.followRedirects=false'] : []
+  const call = { transport, timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS, signal: opts.signal }
   const git = (cwd: string, args: string[]) =>
-    runGit(cwd, [...credentials, ...redirects, ...args], {
-      git: opts.git,
-      transport: transportOf(repo),
-      timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    })
+    opts.git.runAsWorker(cwd, [...credentials, ...redirects, ...args], call)
   // `--` keeps a repo value like "--upload-pack=…" from being read as an option. --no-hardlinks: a
   // local clone (--allow-local-repos) shares no file with its source, which becomes the agent's.
   const args = ['clone', '--quiet', '--no-hardlinks', ...(ref ? ['--no-checkout'] : []), '--']

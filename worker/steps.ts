@@ -3,13 +3,12 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { PreflightReport } from '../src/contract/index.js'
 import { runAgent } from './agent.js'
-import { type Baseline, captureBaseline, type GitRunner } from './baseline.js'
+import { type Baseline, captureBaseline } from './baseline.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
-import { runGit } from './run/git-env.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
 export type Failure = { ok: false; reason: string; detail: string }
@@ -38,7 +37,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     workdir: config.workdir,
     name,
     roots: config.roots,
-    git: config.git,
+    git: job.git,
     allowLocalRepos: config.allowLocalRepos ?? false,
     repoAllow: config.repoAllow ?? [],
     cloneCredentials: config.cloneCredentials,
@@ -86,7 +85,7 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
   const result = await verifyRequirements(job.claim.subagent.contextRequires, {
     workspace: dir,
     env: job.agentEnv,
-    git: job.deps.config.git,
+    git: job.git.run,
     // the verdict is the agent's: what its uid may reach and execute, not what the worker may
     ...(job.identity ? { agent: job.identity } : {}),
     ...(job.deps.config.checkTimeoutMs ? { timeoutMs: job.deps.config.checkTimeoutMs } : {}),
@@ -109,19 +108,13 @@ export async function report(job: Job<Fenced>, preflight: PreflightReport): Prom
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
   await post(job, 'baseline')
   const { identity } = job
-  const git: GitRunner = (cwd, args, env, input) =>
-    runGit(cwd, args, {
-      ...(input ? { input } : {}),
-      git: job.deps.config.git,
-      signal: job.signal,
-      timeoutMs: BASELINE_GIT_TIMEOUT_MS,
-      ...(env ? { env } : {}),
-      // as the agent: the objects it writes are the agent's, and it reaches nothing the agent cannot
-      ...(identity ? { identity } : {}),
-    })
   // with an identity, the temporary index lives in the agent's private TMPDIR, owned by it
-  const scratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
-  return captureBaseline(dir, git, scratch)
+  const makeScratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
+  // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
+  return captureBaseline(dir, job.git.run, {
+    timeoutMs: BASELINE_GIT_TIMEOUT_MS,
+    ...(makeScratch ? { makeScratch } : {}),
+  })
 }
 
 export async function agent(job: Job, dir: string) {
