@@ -2,34 +2,12 @@
 import { hostname } from 'node:os'
 import type { Api, Fence } from './api.js'
 import type { Claim, Fenced } from './claim.js'
-import type { CloneCredentials } from './clone-credentials.js'
+import type { WorkerConfig } from './config.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, removeLeftovers, sweep } from './identity.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
-import type { Git } from './run/git-env.js'
 import { bindGit, type JobGit } from './run/job-git.js'
-
-export interface WorkerConfig {
-  workerId: string
-  // found once at start (never on the agent's PATH)
-  git: Git
-  workdir: string
-  roots: readonly string[]
-  passEnv: readonly string[]
-  keepFailed: boolean
-  allowLocalRepos?: boolean
-  // --repo-allow: the remotes this worker clones; none given, every remote of an allowed transport
-  repoAllow?: readonly string[]
-  // --git-credentials, --ssh-key/--ssh-known-hosts: prepare's clone only, never the checks, baseline or agent
-  cloneCredentials?: CloneCredentials
-  setupTimeoutMs?: number
-  checkTimeoutMs?: number
-  cloneTimeoutMs?: number
-  // none by default: an agent runs as long as it needs while its lease is renewed
-  agentTimeoutMs?: number
-  image?: string
-}
 
 export interface DispatchDeps {
   api: Api

@@ -4,6 +4,7 @@ import { isAbsolute, join } from 'node:path'
 import { REPO_SECRET_MESSAGE, redactRepo, repoHasSecret, SetupReason } from '../src/contract/index.js'
 import type { Workspace } from './api.js'
 import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
+import { defaultConfig } from './config.js'
 import { refuseByPatterns } from './repo-allow.js'
 import { GitAbortedError, GitUnavailableError } from './run/git-env.js'
 import type { JobGit } from './run/job-git.js'
@@ -38,8 +39,6 @@ export interface PrepareOptions {
   signal?: AbortSignal
   timeoutMs?: number
 }
-
-const DEFAULT_CLONE_TIMEOUT_MS = 10 * 60_000
 
 // The clone (or the allowed path) for one dispatch. A clone goes to `<workdir>/<name>`; the caller
 // removes that directory afterwards whether or not the clone succeeded.
@@ -115,7 +114,7 @@ export function transportOf(repo: string): string {
 function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs'>): Prepared {
   if (opts.signal?.aborted || !(err instanceof GitAbortedError || err instanceof GitUnavailableError))
     throw err
-  const limit = opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS
+  const limit = opts.timeoutMs ?? defaultConfig.cloneTimeoutMs
   const why = err instanceof GitAbortedError ? `did not finish within ${limit} ms` : err.message
   return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
 }
@@ -131,7 +130,7 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   const credentials = credentialArgs(opts.cloneCredentials, transport, opts.git.git.bin)
   // an allowed remote must not hand the clone on to one the patterns would refuse
   const redirects = opts.repoAllow?.length ? ['-c', 'http.followRedirects=false'] : []
-  const call = { transport, timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS, signal: opts.signal }
+  const call = { transport, timeoutMs: opts.timeoutMs ?? defaultConfig.cloneTimeoutMs, signal: opts.signal }
   const git = (cwd: string, args: string[]) =>
     opts.git.runAsWorker(cwd, [...credentials, ...redirects, ...args], call)
   // `--` keeps a repo value like "--upload-pack=…" from being read as an option. --no-hardlinks: a

@@ -2,11 +2,11 @@
 import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
+import { defaultConfig } from './config.js'
 import type { AgentIdentity } from './identity.js'
 import { runProcess } from './run/process.js'
 
 const SETUP_SCRIPT = 'preflight-setup.sh'
-const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000
 
 export interface SetupOptions {
   workspace: string
@@ -34,7 +34,7 @@ export type SetupResult =
 export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
   const command = await setupCommand(opts.workspace, opts.argv)
   if (!command) return { ran: false }
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS
+  const timeoutMs = opts.timeoutMs ?? defaultConfig.setupTimeoutMs
   const run = await runProcess(command, {
     cwd: opts.workspace,
     env: opts.env,

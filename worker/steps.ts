@@ -13,9 +13,6 @@ import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
 export type Failure = { ok: false; reason: string; detail: string }
 
-// Per git command of the baseline; a hung git abandons the dispatch instead of holding its lease forever.
-const BASELINE_GIT_TIMEOUT_MS = 10 * 60_000
-
 async function post(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
   await job.deps.api.event(job.fence, step, detail, job.signal)
@@ -38,11 +35,11 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     name,
     roots: config.roots,
     git: job.git,
-    allowLocalRepos: config.allowLocalRepos ?? false,
-    repoAllow: config.repoAllow ?? [],
+    allowLocalRepos: config.allowLocalRepos,
+    repoAllow: config.repoAllow,
     cloneCredentials: config.cloneCredentials,
     signal: job.signal,
-    ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
+    timeoutMs: config.cloneTimeoutMs,
   })
   // the clone becomes the agent's; a workspace.path stays whose it is
   if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
@@ -68,7 +65,7 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
     env: job.agentEnv,
     signal: job.signal,
     onLine: (line) => job.deps.log.output(`${short(job)} setup`, line),
-    ...(job.deps.config.setupTimeoutMs ? { timeoutMs: job.deps.config.setupTimeoutMs } : {}),
+    timeoutMs: job.deps.config.setupTimeoutMs,
     ...(job.identity ? { identity: job.identity } : {}),
   })
   // Nothing setup started lives on into verify: a process left running could change the workspace
@@ -88,7 +85,7 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
     git: job.git.run,
     // the verdict is the agent's: what its uid may reach and execute, not what the worker may
     ...(job.identity ? { agent: job.identity } : {}),
-    ...(job.deps.config.checkTimeoutMs ? { timeoutMs: job.deps.config.checkTimeoutMs } : {}),
+    timeoutMs: job.deps.config.checkTimeoutMs,
   })
   return { ...result, worker: job.workerInfo }
 }
@@ -112,7 +109,7 @@ export async function baseline(job: Job, dir: string): Promise<Baseline | undefi
   const makeScratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
   // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
   return captureBaseline(dir, job.git.run, {
-    timeoutMs: BASELINE_GIT_TIMEOUT_MS,
+    timeoutMs: job.deps.config.baselineGitTimeoutMs,
     ...(makeScratch ? { makeScratch } : {}),
   })
 }
@@ -161,12 +158,9 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   return 'setup_failed'
 }
 
-// Best effort and bounded: a fault is already the end of this attempt, so an unreachable coordinator
-// must not hold it for the client's whole retry budget.
-const FAULT_POST_MS = 10_000
-
+// Best effort and bounded (config.faultPostMs): a fault is already the end of this attempt.
 export async function fault(job: Job<Fenced>, message: string): Promise<void> {
-  const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(FAULT_POST_MS)])
+  const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
   try {
     await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded)
   } catch {

@@ -1,24 +1,11 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
 import { type Api, ApiError, backoffMs, sleep } from './api.js'
 import { readClaim } from './claim.js'
+import type { WorkerConfig } from './config.js'
 import { type AgentIdentity, slotIdentity, sweep } from './identity.js'
-import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
+import type { DispatchDeps, Ending } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { Log } from './log.js'
-
-export interface WorkerOptions extends WorkerConfig {
-  concurrency: number
-  // how long one claim waits on the coordinator for work
-  waitMs: number
-  // how long running dispatches may take after a stop before their agents are stopped
-  graceMs: number
-  // claim this many dispatches in all, then stop once they have ended (one per container, say)
-  maxDispatches?: number
-  // slot i runs setup and the agent as uid = gid = agentUid + i (the worker checked it may)
-  agentUid?: number
-  // sent on every claim: a dispatch with labels is claimed only by a worker that has them all
-  labels?: readonly string[]
-}
 
 export interface RunningWorker {
   // stop claiming, wait up to graceMs for running dispatches, then stop their agents
@@ -33,9 +20,7 @@ export interface RunningWorker {
   fatal?: Error
 }
 
-const CLAIM_BACKOFF_MS = { base: 500, max: 15_000 }
-
-export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env: NodeJS.ProcessEnv }) {
+export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env: NodeJS.ProcessEnv }) {
   const stopping = new AbortController()
   const giveUp = new AbortController()
   const counts: Record<Ending, number> = {
@@ -108,7 +93,7 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
   async function backOff(err: unknown, failures: number): Promise<void> {
     if (stopping.signal.aborted) return
     deps.log.warn(`claim failed (${failures}): ${err instanceof Error ? err.message : err}`)
-    await sleep(backoffMs(failures + 1, CLAIM_BACKOFF_MS.base, CLAIM_BACKOFF_MS.max), stopping.signal)
+    await sleep(backoffMs(failures + 1, opts.claimBackoffMs.base, opts.claimBackoffMs.max), stopping.signal)
   }
 
   const done = Promise.all(Array.from({ length: opts.concurrency }, (_, i) => slot(i + 1))).then(() => {})

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { type Api, type Claim, LeaseLostError } from '../../worker/api.js'
+import { workerConfig } from '../../worker/config.js'
 import { openJob } from '../../worker/job.js'
 import { GIT } from './git-fixtures.js'
 
@@ -34,7 +35,7 @@ function setup(leaseMs: number) {
   const job = openJob(claim, {
     api,
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
-    config: { git: GIT, workerId: 'w', workdir: '/nowhere', roots: [], passEnv: [], keepFailed: false },
+    config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: worker.signal,
   })
