@@ -2,7 +2,6 @@
 import type { CompleteResponse, EventRecorded, HeartbeatResponse, Workspace } from '../src/contract/api.js'
 import type { PreflightReport } from '../src/contract/index.js'
 
-export type { Claim } from './claim.js'
 export type { Workspace }
 
 export interface Fence {
@@ -131,7 +130,7 @@ async function send<T>(
   }
   if (res.status === 204) return undefined as T
   const text = await res.text()
-  const json = parseJson(text)
+  const json = jsonOrUndefined(text)
   if (res.ok) return json as T
   const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error
   const message = `${method} ${path}: ${res.status} ${error?.message ?? text.slice(0, 200)}`
@@ -140,7 +139,8 @@ async function send<T>(
   throw new ApiError(res.status, error?.code ?? 'http-error', message)
 }
 
-function parseJson(text: string): unknown {
+// The body as JSON; undefined when empty or not JSON (a proxy's HTML error page, say).
+function jsonOrUndefined(text: string): unknown {
   try {
     return text ? JSON.parse(text) : undefined
   } catch {

@@ -5,8 +5,6 @@ import { type ClaimResponse, ClaimResponse as ClaimSchema, Lease } from '../src/
 import { type CheckResult, type PreflightReport, Reason } from '../src/contract/index.js'
 import { declaredRequirements } from './checks/declared.js'
 
-export type Claim = ClaimResponse
-
 // What must read for anything to be written back: the dispatch's fence and its lease.
 const FenceShape = z.object({
   dispatch: z.object({ id: z.uuid(), attempt: z.number().int().min(1) }),
@@ -22,7 +20,7 @@ export interface Unreadable extends Fenced {
   problem: string
 }
 
-export type ReadClaim = { ok: true; claim: Claim } | { ok: false; claim: Unreadable }
+export type ReadClaim = { ok: true; claim: ClaimResponse } | { ok: false; claim: Unreadable }
 
 // undefined when not even the fence reads: nothing can be written back, so the lease lapses and the
 // coordinator hands the dispatch to another attempt (a worker of its own version, say).

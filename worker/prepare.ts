@@ -10,16 +10,7 @@ import { GitAbortedError, GitUnavailableError } from './run/git-env.js'
 import type { JobGit } from './run/job-git.js'
 import { isInside } from './run/paths.js'
 
-export const PrepareReason = {
-  PathNotAllowed: SetupReason.PathNotAllowed,
-  NoWorkspace: SetupReason.NoWorkspace,
-  CloneFailed: SetupReason.CloneFailed,
-  RefNotFound: SetupReason.RefNotFound,
-  RepoNotAllowed: SetupReason.RepoNotAllowed,
-} as const
-export type PrepareReason = (typeof PrepareReason)[keyof typeof PrepareReason]
-
-export type Prepared = { ok: true; dir: string } | { ok: false; reason: PrepareReason; detail: string }
+export type Prepared = { ok: true; dir: string } | { ok: false; reason: SetupReason; detail: string }
 
 export interface PrepareOptions {
   workspace: Workspace
@@ -47,14 +38,14 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
   if (!opts.workspace.repo)
     return {
       ok: false,
-      reason: PrepareReason.NoWorkspace,
+      reason: SetupReason.NoWorkspace,
       detail: 'the dispatch names neither workspace.repo nor workspace.path',
     }
   // both before any git runs: a refused remote is never contacted
   const refused =
     refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false) ??
     refuseByPatterns(opts.workspace.repo, opts.repoAllow ?? [])
-  if (refused) return { ok: false, reason: PrepareReason.RepoNotAllowed, detail: refused }
+  if (refused) return { ok: false, reason: SetupReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })
   await mkdir(opts.workdir, { recursive: true })
@@ -68,7 +59,7 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
 export async function allowedPath(path: string, roots: readonly string[]): Promise<Prepared> {
   const refused = {
     ok: false as const,
-    reason: PrepareReason.PathNotAllowed,
+    reason: SetupReason.PathNotAllowed,
     detail: `${path} is not inside a --workspace-root of this worker (${roots.join(', ') || 'none given'})`,
   }
   if (!isAbsolute(path)) return refused
@@ -116,7 +107,7 @@ function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs
     throw err
   const limit = opts.timeoutMs ?? defaultConfig.cloneTimeoutMs
   const why = err instanceof GitAbortedError ? `did not finish within ${limit} ms` : err.message
-  return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
+  return { ok: false, reason: SetupReason.CloneFailed, detail: `git clone: ${why}` }
 }
 
 type GitOpts = Pick<
@@ -140,7 +131,7 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   if (cloned.exitCode !== 0) {
     return {
       ok: false as const,
-      reason: PrepareReason.CloneFailed,
+      reason: SetupReason.CloneFailed,
       detail: `git clone ${repo} failed:\n${tail(cloned.stderr)}`,
     }
   }
@@ -149,14 +140,14 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   if (!commit)
     return {
       ok: false as const,
-      reason: PrepareReason.RefNotFound,
+      reason: SetupReason.RefNotFound,
       detail: `${ref} is neither a branch, a tag nor a commit of ${repo}`,
     }
   const checkout = await git(dir, ['checkout', '--quiet', '--detach', commit])
   if (checkout.exitCode !== 0) {
     return {
       ok: false as const,
-      reason: PrepareReason.CloneFailed,
+      reason: SetupReason.CloneFailed,
       detail: `git checkout ${ref} failed:\n${tail(checkout.stderr)}`,
     }
   }

@@ -11,7 +11,7 @@ import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
-export type Failure = { ok: false; reason: string; detail: string }
+type Failure = { ok: false; reason: string; detail: string }
 
 async function post(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
@@ -57,7 +57,7 @@ async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<
 export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
   const command = await setupCommand(dir, job.claim.dispatch.workspace.setup)
   await post(job, 'setup', { command: command ?? null })
-  // decided once: what the event says is what runs (runSetup looks no further when given an argv)
+  // decided once: what the event says is what runs
   if (!command) return { ok: true }
   const result: SetupResult = await runSetup({
     workspace: dir,
@@ -71,7 +71,7 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
   // Nothing setup started lives on into verify: a process left running could change the workspace
   // after it was checked. (Without an identity, setup's process group is stopped when setup exits.)
   if (job.identity) await sweep(job.identity)
-  if (!result.ran || result.ok) return { ok: true }
+  if (result.ok) return { ok: true }
   ensureActive(job)
   const detail = `${result.command.join(' ')} exited ${result.exitCode} (${result.reason}); last output:\n${result.tail}`
   return { ok: false, reason: result.reason, detail }

@@ -2,7 +2,7 @@
 import { type Api, ApiError, backoffMs, sleep } from './api.js'
 import { readClaim } from './claim.js'
 import type { WorkerConfig } from './config.js'
-import { type AgentIdentity, slotIdentity, sweep } from './identity.js'
+import { slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { Log } from './log.js'
@@ -38,11 +38,12 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env:
     let failures = 0
     const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
     const deps = identity ? { ...dispatchDeps, identity } : dispatchDeps
+    const stopped = (why: string) => deps.log.warn(`slot ${n}: stopped, claims no more: ${why}`)
     while (!stopping.signal.aborted) {
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
       // Before every claim, no process of the slot's uid is left (from the last dispatch or a worker that
       // died): none can change the next dispatch's workspace. A slot that cannot promise it stops.
-      if (identity && !(await swept(n, identity))) return
+      if (identity && !(await swept(identity, stopped))) return
       taken++
       let answer: unknown
       try {
@@ -71,16 +72,6 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env:
       const ending = await runDispatch(read, deps)
       counts[ending]++
       deps.log.info(`slot ${n}: dispatch ${id} ended: ${ending}`)
-    }
-  }
-
-  async function swept(n: number, identity: AgentIdentity): Promise<boolean> {
-    try {
-      await sweep(identity)
-      return true
-    } catch (err) {
-      deps.log.warn(`slot ${n}: stopped, claims no more: ${(err as Error).message}`)
-      return false
     }
   }
 

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
-import { type Api, type Claim, LeaseLostError } from '../../worker/api.js'
+import type { ClaimResponse } from '../../src/contract/api.js'
+import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { openJob } from '../../worker/job.js'
 import { GIT } from './git-fixtures.js'
@@ -31,7 +32,7 @@ function setup(leaseMs: number) {
     },
     subagent: { name: 's', agent: { command: ['true'] } },
     lease: { token: 't', expiresAt: new Date(Date.now() + leaseMs).toISOString() },
-  } as Claim
+  } as ClaimResponse
   const job = openJob(claim, {
     api,
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
