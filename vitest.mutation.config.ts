@@ -8,6 +8,8 @@ export default defineConfig({
       'test/coordinator/dispatch/judge.test.ts',
       'test/worker/checks/*.test.ts',
       'test/worker/run/git-env.test.ts',
+      'test/worker/run/job-git.test.ts',
+      'test/worker/run/paths.test.ts',
       'test/worker/claim.test.ts',
       'test/worker/lifecycle.test.ts',
     ],

@@ -9,20 +9,16 @@ export interface AgentOptions {
   // aborted on shutdown after the grace period, or when the lease is lost
   signal: AbortSignal
   onLine: (line: string) => void
-  onStart?: (pid: number | undefined) => void
   timeoutMs?: number
   identity?: AgentIdentity
 }
 
-export type AgentResult = RunResult
-
-export function runAgent(opts: AgentOptions): Promise<AgentResult> {
+export function runAgent(opts: AgentOptions): Promise<RunResult> {
   return runProcess(opts.command, {
     cwd: opts.workspace,
     env: opts.env,
     signal: opts.signal,
     onLine: opts.onLine,
-    ...(opts.onStart ? { onStart: opts.onStart } : {}),
     ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
     ...(opts.identity ? { identity: opts.identity } : {}),
   })

@@ -122,7 +122,7 @@ async function send<T>(
   }
   if (res.status === 204) return undefined as T
   const text = await res.text()
-  const json = parseJson(text)
+  const json = jsonOrUndefined(text)
   if (res.ok) return json as T
   const error = (json as ErrorBody | undefined)?.error
   const message = `${method} ${path}: ${res.status} ${error?.message ?? text.slice(0, 200)}`
@@ -131,7 +131,8 @@ async function send<T>(
   throw new RefusedError(res.status, error?.code ?? 'http-error', message)
 }
 
-function parseJson(text: string): unknown {
+// The body as JSON; undefined when empty or not JSON (a proxy's HTML error page, say).
+function jsonOrUndefined(text: string): unknown {
   try {
     return text ? JSON.parse(text) : undefined
   } catch {

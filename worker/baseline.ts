@@ -9,15 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Baseline } from '../src/contract/index.js'
 import type { GitRun } from './run/git-env.js'
-
-// Runs git in `cwd` with the filtered git environment plus `env` (the caller supplies the safety flags),
-// `input` on its stdin.
-export type GitRunner = (
-  cwd: string,
-  args: string[],
-  env?: Record<string, string>,
-  input?: Buffer,
-) => Promise<GitRun>
+import type { GitRunner } from './run/job-git.js'
 
 const CHUNK = 500
 const CHUNK_CHARS = 64 * 1024
@@ -32,19 +24,20 @@ const tmpScratch: ScratchMaker = () => mkdtemp(join(tmpdir(), 'preflight-baselin
 // File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid
 // UTF-8 is recorded as it is, never dropped or decoded into another name.
 // undefined when the workspace is not inside a git worktree: there is no state to record.
+// `timeoutMs` bounds each git run.
 export async function captureBaseline(
   workspace: string,
   git: GitRunner,
-  makeScratch: ScratchMaker = tmpScratch,
+  { timeoutMs, makeScratch = tmpScratch }: { timeoutMs?: number; makeScratch?: ScratchMaker } = {},
 ): Promise<Baseline | undefined> {
-  const top = await git(workspace, ['rev-parse', '--show-toplevel'])
+  const top = await git(workspace, ['rev-parse', '--show-toplevel'], { timeoutMs })
   if (top.exitCode !== 0) return undefined
   const root = top.stdout.trim()
   const scratch = await makeScratch()
   try {
     const env = { GIT_INDEX_FILE: join(scratch, 'index') }
-    const run = (args: string[], input?: Buffer) => must(git(root, args, env, input), args)
-    const head = await resolveHead(root, git)
+    const run = (args: string[], input?: Buffer) => must(git(root, args, { env, input, timeoutMs }), args)
+    const head = await resolveHead((args) => git(root, args, { timeoutMs }))
     if (head) await run(['read-tree', head])
     const entries = await listEntries(run)
     const { blobs, gone } = await hashEntries(root, scratch, entries, run)
@@ -60,8 +53,8 @@ export async function captureBaseline(
   }
 }
 
-async function resolveHead(root: string, git: GitRunner): Promise<string | null> {
-  const res = await git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])
+async function resolveHead(git: Run): Promise<string | null> {
+  const res = await git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])
   return res.exitCode === 0 ? res.stdout.trim() : null
 }
 

@@ -10,8 +10,6 @@ import {
 } from '../src/contract/index.js'
 import { declaredRequirements } from './checks/declared.js'
 
-export type Claim = ClaimResponse
-
 // What must read for anything to be written back: the dispatch's fence and its lease.
 export type Fenced = ClaimFence
 
@@ -23,7 +21,7 @@ export interface Unreadable extends Fenced {
   problem: string
 }
 
-export type ReadClaim = { ok: true; claim: Claim } | { ok: false; claim: Unreadable }
+export type ReadClaim = { ok: true; claim: ClaimResponse } | { ok: false; claim: Unreadable }
 
 // undefined when not even the fence reads: nothing can be written back, so the lease lapses and the
 // coordinator hands the dispatch to another attempt (a worker of its own version, say).

@@ -58,6 +58,18 @@ export async function sweep(who: AgentIdentity, deadlineMs = SWEEP_DEADLINE_MS):
   }
 }
 
+// sweep() that answers whether no process of the uid is left; when some are, `warn` is told why and the
+// caller touches nothing of the uid's (a live agent could swap a directory for a link under it).
+export async function swept(who: AgentIdentity, warn: (why: string) => void): Promise<boolean> {
+  try {
+    await sweep(who)
+    return true
+  } catch (err) {
+    warn((err as Error).message)
+    return false
+  }
+}
+
 // SIGKILL from the worker itself, to a pid that was just read as the uid's (read again right before).
 function killIfStill(pid: number, uid: number): void {
   if (!ownedBy(readStatus(String(pid)), uid)) return

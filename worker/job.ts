@@ -1,34 +1,14 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
+import type { ClaimResponse } from '../src/contract/index.js'
 import type { Api, DispatchFence } from './api.js'
-import type { Claim, Fenced } from './claim.js'
-import type { CloneCredentials } from './clone-credentials.js'
+import type { Fenced } from './claim.js'
+import type { WorkerConfig } from './config.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, removeLeftovers, sweep } from './identity.js'
+import { type AgentIdentity, privateDirs, removeLeftovers, swept } from './identity.js'
 import { keepLease } from './lease.js'
 import type { Log } from './log.js'
-import type { Git } from './run/git-env.js'
-
-export interface WorkerConfig {
-  workerId: string
-  // found once at start (never on the agent's PATH)
-  git: Git
-  workdir: string
-  roots: readonly string[]
-  passEnv: readonly string[]
-  keepFailed: boolean
-  allowLocalRepos?: boolean
-  // --repo-allow: the remotes this worker clones; none given, every remote of an allowed transport
-  repoAllow?: readonly string[]
-  // --git-credentials, --ssh-key/--ssh-known-hosts: prepare's clone only, never the checks, baseline or agent
-  cloneCredentials?: CloneCredentials
-  setupTimeoutMs?: number
-  checkTimeoutMs?: number
-  cloneTimeoutMs?: number
-  // none by default: an agent runs as long as it needs while its lease is renewed
-  agentTimeoutMs?: number
-  image?: string
-}
+import { bindGit, type JobGit } from './run/job-git.js'
 
 export interface DispatchDeps {
   api: Api
@@ -45,13 +25,15 @@ export interface DispatchDeps {
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'abandoned'
 
 // A readable claim's job by default; an unreadable one's (Fenced: only its fence is known) is reported, never run.
-export interface Job<C extends Fenced = Claim> {
+export interface Job<C extends Fenced = ClaimResponse> {
   claim: C
   fence: DispatchFence
   deps: DispatchDeps
   // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
   signal: AbortSignal
   agentEnv: Record<string, string>
+  // the one git of the dispatch: the worker's binary, PATH and HOME, as the slot uid, stopped with the job
+  git: JobGit
   // `<workdir>/<name>` is the clone; with an identity, `<name>.home` and `<name>.tmp` are its HOME and TMPDIR
   name: string
   identity?: AgentIdentity
@@ -98,6 +80,7 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     deps,
     signal: stopping.signal,
     agentEnv,
+    git: bindGit(deps.config.git, { signal: stopping.signal, ...(identity ? { identity } : {}) }),
     name,
     ...(identity ? { identity } : {}),
     workerInfo: {
@@ -112,7 +95,8 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
       // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
       // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
       // for a link under a recursive removal) and the slot claims no more.
-      if (identity && !(await swept(identity))) return
+      const kept = (why: string) => deps.log.warn(`dispatch ${fence.id}: kept its files: ${why}`)
+      if (identity && !(await swept(identity, kept))) return
       if (identity) await removeLeftovers(identity)
       for (const release of releases.reverse()) {
         try {
@@ -123,21 +107,11 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
       }
     },
   }
-
-  async function swept(who: AgentIdentity): Promise<boolean> {
-    try {
-      await sweep(who)
-      return true
-    } catch (err) {
-      deps.log.warn(`dispatch ${fence.id}: kept its files: ${(err as Error).message}`)
-      return false
-    }
-  }
 }
 
 // The definition's agent.env: none for a claim whose definition could not be read.
 function agentVars(claim: Fenced): Record<string, string> {
-  return 'subagent' in claim ? ((claim as Claim).subagent.agent.env ?? {}) : {}
+  return 'subagent' in claim ? ((claim as ClaimResponse).subagent.agent.env ?? {}) : {}
 }
 
 // Stops the dispatch before its next step when the lease is lost or the worker gave up waiting.

@@ -1,7 +1,7 @@
 // One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
-import { PreflightDecision } from '../src/contract/index.js'
+import { type ClaimResponse, PreflightDecision } from '../src/contract/index.js'
 import { LeaseLostError } from './api.js'
-import type { Claim, Fenced, ReadClaim, Unreadable } from './claim.js'
+import type { Fenced, ReadClaim, Unreadable } from './claim.js'
 import { Abandoned, type DispatchDeps, type Ending, type Job, openJob } from './job.js'
 import {
   agent,
@@ -20,7 +20,7 @@ export function runDispatch(read: ReadClaim, deps: DispatchDeps): Promise<Ending
   return read.ok ? withJob(read.claim, deps, run) : withJob(read.claim, deps, refuse)
 }
 
-async function run(job: Job<Claim>): Promise<Ending> {
+async function run(job: Job<ClaimResponse>): Promise<Ending> {
   const workspace = await prepare(job)
   if (!workspace.ok) return setupFailed(job, workspace)
   const prepared = await setup(job, workspace.dir)

@@ -8,21 +8,14 @@ import {
   SetupReason,
   type Workspace,
 } from '../src/contract/index.js'
-import { isInside } from './checks/walk.js'
 import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
+import { defaultConfig } from './config.js'
 import { refuseByPatterns } from './repo-allow.js'
-import { type Git, GitAbortedError, GitUnavailableError, runGit } from './run/git-env.js'
+import { GitAbortedError, GitUnavailableError } from './run/git-env.js'
+import type { JobGit } from './run/job-git.js'
+import { isInside } from './run/paths.js'
 
-export const PrepareReason = {
-  PathNotAllowed: SetupReason.PathNotAllowed,
-  NoWorkspace: SetupReason.NoWorkspace,
-  CloneFailed: SetupReason.CloneFailed,
-  RefNotFound: SetupReason.RefNotFound,
-  RepoNotAllowed: SetupReason.RepoNotAllowed,
-} as const
-export type PrepareReason = (typeof PrepareReason)[keyof typeof PrepareReason]
-
-export type Prepared = { ok: true; dir: string } | { ok: false; reason: PrepareReason; detail: string }
+export type Prepared = { ok: true; dir: string } | { ok: false; reason: SetupReason; detail: string }
 
 export interface PrepareOptions {
   workspace: Workspace
@@ -30,8 +23,8 @@ export interface PrepareOptions {
   workdir: string
   name: string
   roots: readonly string[]
-  // the worker's git
-  git: Git
+  // the job's git; the clone runs as the worker (the caller hands it over afterwards)
+  git: JobGit
   // clone local paths and file:// too (tests, demos); by default only remotes, so a dispatch cannot
   // copy a repository from the worker's own disk (the reason workspace.path needs a root)
   allowLocalRepos?: boolean
@@ -43,8 +36,6 @@ export interface PrepareOptions {
   timeoutMs?: number
 }
 
-const DEFAULT_CLONE_TIMEOUT_MS = 10 * 60_000
-
 // The clone (or the allowed path) for one dispatch. A clone goes to `<workdir>/<name>`; the caller
 // removes that directory afterwards whether or not the clone succeeded.
 export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> {
@@ -52,14 +43,14 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
   if (!opts.workspace.repo)
     return {
       ok: false,
-      reason: PrepareReason.NoWorkspace,
+      reason: SetupReason.NoWorkspace,
       detail: 'the dispatch names neither workspace.repo nor workspace.path',
     }
   // both before any git runs: a refused remote is never contacted
   const refused =
     refuseRepo(opts.workspace.repo, opts.allowLocalRepos ?? false) ??
     refuseByPatterns(opts.workspace.repo, opts.repoAllow ?? [])
-  if (refused) return { ok: false, reason: PrepareReason.RepoNotAllowed, detail: refused }
+  if (refused) return { ok: false, reason: SetupReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
   await rm(dir, { recursive: true, force: true })
   await mkdir(opts.workdir, { recursive: true })
@@ -73,7 +64,7 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
 export async function allowedPath(path: string, roots: readonly string[]): Promise<Prepared> {
   const refused = {
     ok: false as const,
-    reason: PrepareReason.PathNotAllowed,
+    reason: SetupReason.PathNotAllowed,
     detail: `${path} is not inside a --workspace-root of this worker (${roots.join(', ') || 'none given'})`,
   }
   if (!isAbsolute(path)) return refused
@@ -119,9 +110,9 @@ export function transportOf(repo: string): string {
 function gitFault(err: unknown, opts: Pick<PrepareOptions, 'signal' | 'timeoutMs'>): Prepared {
   if (opts.signal?.aborted || !(err instanceof GitAbortedError || err instanceof GitUnavailableError))
     throw err
-  const limit = opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS
+  const limit = opts.timeoutMs ?? defaultConfig.cloneTimeoutMs
   const why = err instanceof GitAbortedError ? `did not finish within ${limit} ms` : err.message
-  return { ok: false, reason: PrepareReason.CloneFailed, detail: `git clone: ${why}` }
+  return { ok: false, reason: SetupReason.CloneFailed, detail: `git clone: ${why}` }
 }
 
 type GitOpts = Pick<
@@ -131,16 +122,13 @@ type GitOpts = Pick<
 
 async function cloneAt(repo: string, ref: string | undefined, dir: string, opts: GitOpts) {
   // on the command line of each run, never written to the clone's .git/config, which the checks read
-  const credentials = credentialArgs(opts.cloneCredentials, transportOf(repo), opts.git.bin)
+  const transport = transportOf(repo)
+  const credentials = credentialArgs(opts.cloneCredentials, transport, opts.git.git.bin)
   // an allowed remote must not hand the clone on to one the patterns would refuse
   const redirects = opts.repoAllow?.length ? ['-c', 'http.followRedirects=false'] : []
+  const call = { transport, timeoutMs: opts.timeoutMs ?? defaultConfig.cloneTimeoutMs, signal: opts.signal }
   const git = (cwd: string, args: string[]) =>
-    runGit(cwd, [...credentials, ...redirects, ...args], {
-      git: opts.git,
-      transport: transportOf(repo),
-      timeoutMs: opts.timeoutMs ?? DEFAULT_CLONE_TIMEOUT_MS,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    })
+    opts.git.runAsWorker(cwd, [...credentials, ...redirects, ...args], call)
   // `--` keeps a repo value like "--upload-pack=…" from being read as an option. --no-hardlinks: a
   // local clone (--allow-local-repos) shares no file with its source, which becomes the agent's.
   const args = ['clone', '--quiet', '--no-hardlinks', ...(ref ? ['--no-checkout'] : []), '--']
@@ -148,7 +136,7 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   if (cloned.exitCode !== 0) {
     return {
       ok: false as const,
-      reason: PrepareReason.CloneFailed,
+      reason: SetupReason.CloneFailed,
       detail: `git clone ${repo} failed:\n${tail(cloned.stderr)}`,
     }
   }
@@ -157,14 +145,14 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
   if (!commit)
     return {
       ok: false as const,
-      reason: PrepareReason.RefNotFound,
+      reason: SetupReason.RefNotFound,
       detail: `${ref} is neither a branch, a tag nor a commit of ${repo}`,
     }
   const checkout = await git(dir, ['checkout', '--quiet', '--detach', commit])
   if (checkout.exitCode !== 0) {
     return {
       ok: false as const,
-      reason: PrepareReason.CloneFailed,
+      reason: SetupReason.CloneFailed,
       detail: `git checkout ${ref} failed:\n${tail(checkout.stderr)}`,
     }
   }

@@ -2,15 +2,16 @@
 import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SetupReason } from '../src/contract/index.js'
+import { defaultConfig } from './config.js'
 import type { AgentIdentity } from './identity.js'
 import { runProcess } from './run/process.js'
 
 const SETUP_SCRIPT = 'preflight-setup.sh'
-const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000
 
 export interface SetupOptions {
   workspace: string
-  argv?: readonly string[] | undefined
+  // what setupCommand() decided: the event that names it is posted first, so nothing else may run
+  argv: readonly string[]
   env: Record<string, string>
   timeoutMs?: number
   signal?: AbortSignal
@@ -19,10 +20,8 @@ export interface SetupOptions {
 }
 
 export type SetupResult =
-  | { ran: false }
-  | { ran: true; ok: true; command: string[]; exitCode: 0; durationMs: number }
+  | { ok: true; command: string[]; exitCode: 0; durationMs: number }
   | {
-      ran: true
       ok: false
       command: string[]
       reason: SetupReason
@@ -32,9 +31,8 @@ export type SetupResult =
     }
 
 export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
-  const command = await setupCommand(opts.workspace, opts.argv)
-  if (!command) return { ran: false }
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS
+  const command = [...opts.argv]
+  const timeoutMs = opts.timeoutMs ?? defaultConfig.setupTimeoutMs
   const run = await runProcess(command, {
     cwd: opts.workspace,
     env: opts.env,
@@ -44,10 +42,9 @@ export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
     ...(opts.identity ? { identity: opts.identity } : {}),
   })
   if (run.exitCode === 0 && !run.timedOut && !run.cancelled) {
-    return { ran: true, ok: true, command, exitCode: 0, durationMs: run.durationMs }
+    return { ok: true, command, exitCode: 0, durationMs: run.durationMs }
   }
   return {
-    ran: true,
     ok: false,
     command,
     reason: failureReason(run),

@@ -3,19 +3,15 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Baseline, PreflightReport } from '../src/contract/index.js'
 import { runAgent } from './agent.js'
-import { captureBaseline, type GitRunner } from './baseline.js'
+import { captureBaseline } from './baseline.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
 import { prepareWorkspace } from './prepare.js'
-import { runGit } from './run/git-env.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
-export type Failure = { ok: false; reason: string; detail: string }
-
-// Per git command of the baseline; a hung git abandons the dispatch instead of holding its lease forever.
-const BASELINE_GIT_TIMEOUT_MS = 10 * 60_000
+type Failure = { ok: false; reason: string; detail: string }
 
 async function post(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
@@ -38,12 +34,12 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     workdir: config.workdir,
     name,
     roots: config.roots,
-    git: config.git,
-    allowLocalRepos: config.allowLocalRepos ?? false,
-    repoAllow: config.repoAllow ?? [],
+    git: job.git,
+    allowLocalRepos: config.allowLocalRepos,
+    repoAllow: config.repoAllow,
     cloneCredentials: config.cloneCredentials,
     signal: job.signal,
-    ...(config.cloneTimeoutMs ? { timeoutMs: config.cloneTimeoutMs } : {}),
+    timeoutMs: config.cloneTimeoutMs,
   })
   // the clone becomes the agent's; a workspace.path stays whose it is
   if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
@@ -61,7 +57,7 @@ async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<
 export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
   const command = await setupCommand(dir, job.claim.dispatch.workspace.setup)
   await post(job, 'setup', { command: command ?? null })
-  // decided once: what the event says is what runs (runSetup looks no further when given an argv)
+  // decided once: what the event says is what runs
   if (!command) return { ok: true }
   const result: SetupResult = await runSetup({
     workspace: dir,
@@ -69,13 +65,13 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
     env: job.agentEnv,
     signal: job.signal,
     onLine: (line) => job.deps.log.output(`${short(job)} setup`, line),
-    ...(job.deps.config.setupTimeoutMs ? { timeoutMs: job.deps.config.setupTimeoutMs } : {}),
+    timeoutMs: job.deps.config.setupTimeoutMs,
     ...(job.identity ? { identity: job.identity } : {}),
   })
   // Nothing setup started lives on into verify: a process left running could change the workspace
   // after it was checked. (Without an identity, setup's process group is stopped when setup exits.)
   if (job.identity) await sweep(job.identity)
-  if (!result.ran || result.ok) return { ok: true }
+  if (result.ok) return { ok: true }
   ensureActive(job)
   const detail = `${result.command.join(' ')} exited ${result.exitCode} (${result.reason}); last output:\n${result.tail}`
   return { ok: false, reason: result.reason, detail }
@@ -86,10 +82,10 @@ export async function verify(job: Job, dir: string): Promise<PreflightReport> {
   const result = await verifyRequirements(job.claim.subagent.contextRequires, {
     workspace: dir,
     env: job.agentEnv,
-    git: job.deps.config.git,
+    git: job.git.run,
     // the verdict is the agent's: what its uid may reach and execute, not what the worker may
     ...(job.identity ? { agent: job.identity } : {}),
-    ...(job.deps.config.checkTimeoutMs ? { timeoutMs: job.deps.config.checkTimeoutMs } : {}),
+    timeoutMs: job.deps.config.checkTimeoutMs,
   })
   return { ...result, worker: job.workerInfo }
 }
@@ -109,19 +105,13 @@ export async function report(job: Job<Fenced>, preflight: PreflightReport): Prom
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
   await post(job, 'baseline')
   const { identity } = job
-  const git: GitRunner = (cwd, args, env, input) =>
-    runGit(cwd, args, {
-      ...(input ? { input } : {}),
-      git: job.deps.config.git,
-      signal: job.signal,
-      timeoutMs: BASELINE_GIT_TIMEOUT_MS,
-      ...(env ? { env } : {}),
-      // as the agent: the objects it writes are the agent's, and it reaches nothing the agent cannot
-      ...(identity ? { identity } : {}),
-    })
   // with an identity, the temporary index lives in the agent's private TMPDIR, owned by it
-  const scratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
-  return captureBaseline(dir, git, scratch)
+  const makeScratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
+  // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
+  return captureBaseline(dir, job.git.run, {
+    timeoutMs: job.deps.config.baselineGitTimeoutMs,
+    ...(makeScratch ? { makeScratch } : {}),
+  })
 }
 
 export async function agent(job: Job, dir: string) {
@@ -168,12 +158,9 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   return 'setup_failed'
 }
 
-// Best effort and bounded: a fault is already the end of this attempt, so an unreachable coordinator
-// must not hold it for the client's whole retry budget.
-const FAULT_POST_MS = 10_000
-
+// Best effort and bounded (config.faultPostMs): a fault is already the end of this attempt.
 export async function fault(job: Job<Fenced>, message: string): Promise<void> {
-  const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(FAULT_POST_MS)])
+  const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
   try {
     await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded)
   } catch {

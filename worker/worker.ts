@@ -1,24 +1,11 @@
 // The worker process: long-polls for dispatches, runs up to `concurrency` at once, shuts down gracefully.
 import { type Api, backoffMs, RefusedError, sleep } from './api.js'
 import { readClaim } from './claim.js'
-import { type AgentIdentity, slotIdentity, sweep } from './identity.js'
-import type { DispatchDeps, Ending, WorkerConfig } from './job.js'
+import type { WorkerConfig } from './config.js'
+import { slotIdentity, swept } from './identity.js'
+import type { DispatchDeps, Ending } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { Log } from './log.js'
-
-export interface WorkerOptions extends WorkerConfig {
-  concurrency: number
-  // how long one claim waits on the coordinator for work
-  waitMs: number
-  // how long running dispatches may take after a stop before their agents are stopped
-  graceMs: number
-  // claim this many dispatches in all, then stop once they have ended (one per container, say)
-  maxDispatches?: number
-  // slot i runs setup and the agent as uid = gid = agentUid + i (the worker checked it may)
-  agentUid?: number
-  // sent on every claim: a dispatch with labels is claimed only by a worker that has them all
-  labels?: readonly string[]
-}
 
 export interface RunningWorker {
   // stop claiming, wait up to graceMs for running dispatches, then stop their agents
@@ -33,9 +20,7 @@ export interface RunningWorker {
   fatal?: Error
 }
 
-const CLAIM_BACKOFF_MS = { base: 500, max: 15_000 }
-
-export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env: NodeJS.ProcessEnv }) {
+export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env: NodeJS.ProcessEnv }) {
   const stopping = new AbortController()
   const giveUp = new AbortController()
   const counts: Record<Ending, number> = {
@@ -53,11 +38,12 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
     let failures = 0
     const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
     const deps = identity ? { ...dispatchDeps, identity } : dispatchDeps
+    const stopped = (why: string) => deps.log.warn(`slot ${n}: stopped, claims no more: ${why}`)
     while (!stopping.signal.aborted) {
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
       // Before every claim, no process of the slot's uid is left (from the last dispatch or a worker that
       // died): none can change the next dispatch's workspace. A slot that cannot promise it stops.
-      if (identity && !(await swept(n, identity))) return
+      if (identity && !(await swept(identity, stopped))) return
       taken++
       let answer: unknown
       try {
@@ -89,16 +75,6 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
     }
   }
 
-  async function swept(n: number, identity: AgentIdentity): Promise<boolean> {
-    try {
-      await sweep(identity)
-      return true
-    } catch (err) {
-      deps.log.warn(`slot ${n}: stopped, claims no more: ${(err as Error).message}`)
-      return false
-    }
-  }
-
   // A token the coordinator refuses will not start working by retrying: stop the worker.
   function refuse(err: RefusedError) {
     worker.fatal ??= err
@@ -108,7 +84,7 @@ export function startWorker(opts: WorkerOptions, deps: { api: Api; log: Log; env
   async function backOff(err: unknown, failures: number): Promise<void> {
     if (stopping.signal.aborted) return
     deps.log.warn(`claim failed (${failures}): ${err instanceof Error ? err.message : err}`)
-    await sleep(backoffMs(failures + 1, CLAIM_BACKOFF_MS.base, CLAIM_BACKOFF_MS.max), stopping.signal)
+    await sleep(backoffMs(failures + 1, opts.claimBackoffMs.base, opts.claimBackoffMs.max), stopping.signal)
   }
 
   const done = Promise.all(Array.from({ length: opts.concurrency }, (_, i) => slot(i + 1))).then(() => {})

@@ -6,11 +6,12 @@ import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
+import { defaultConfig, workerConfig } from '../../worker/config.js'
 import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
 import { createLog } from '../../worker/log.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
-import { startWorker, type WorkerOptions } from '../../worker/worker.js'
+import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
 import { coordinatorUrl, intFlag, parseFlags } from './args.js'
 import { UsageError } from './errors.js'
@@ -60,7 +61,7 @@ export async function run(args: string[]): Promise<number> {
     repoAllow: repoPatterns(values['repo-allow'] ?? []),
     ...(await cloneCredentials(values)),
   }
-  const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? 1
+  const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? defaultConfig.concurrency
   const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
   const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
@@ -74,7 +75,7 @@ export async function run(args: string[]): Promise<number> {
     const trusted = [git.bin, ...(knownHosts ? [knownHosts] : [])]
     await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
   }
-  const options: WorkerOptions = {
+  const options = workerConfig({
     git,
     workerId: values['worker-id'] ?? `${hostname()}-${process.pid}`,
     workdir,
@@ -86,15 +87,15 @@ export async function run(args: string[]): Promise<number> {
     concurrency,
     ...(agentUid !== undefined ? { agentUid } : {}),
     ...(labels.length > 0 ? { labels } : {}),
-    graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? 30_000,
-    waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? 20_000,
+    graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? defaultConfig.graceMs,
+    waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? defaultConfig.waitMs,
     ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
     ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
     ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
     ...optionalInt('agentTimeoutMs', values['agent-timeout-ms'], 'agent-timeout-ms'),
     ...optionalInt('maxDispatches', values['max-dispatches'], 'max-dispatches'),
     ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
-  }
+  })
   const log = createLog()
   const api = createApi({
     url,

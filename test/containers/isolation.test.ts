@@ -6,14 +6,14 @@ import { join } from 'node:path'
 import type { StartedTestContainer } from 'testcontainers'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { dispatch, register, TOKENS, waitUntil } from '../e2e/support.js'
-import { containerStack, outputOf, settled, startWorker, WORKER_CONFINEMENT } from './support.js'
+import { containerStack, outputOf, settled, spawnWorker, WORKER_CONFINEMENT } from './support.js'
 
 const BASE = 100_000
 const stack = containerStack()
 let worker: StartedTestContainer
 
 beforeAll(async () => {
-  worker = await startWorker(stack, { args: ['--concurrency', '2'] })
+  worker = await spawnWorker(stack, { args: ['--concurrency', '2'] })
 })
 
 const read = (name: string) => readFile(join(stack.outbox, name), 'utf8').catch(() => '')

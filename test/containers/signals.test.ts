@@ -5,14 +5,14 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { dispatch, register, stepsOf, waitUntil } from '../e2e/support.js'
-import { containerStack, inspect, kill, outputOf, settled, startWorker } from './support.js'
+import { containerStack, inspect, kill, outputOf, settled, spawnWorker } from './support.js'
 
 const stack = containerStack()
 const inOutbox = (name: string) => join(stack.outbox, name)
 
 describe('a busy worker container', () => {
   it('on docker stop lets the running agent finish within the grace period, then exits 0', async () => {
-    const worker = await startWorker(stack)
+    const worker = await spawnWorker(stack)
     await register(stack.url, {
       name: 'ct-stop',
       agent: { command: ['sh', '-c', 'touch /outbox/stop-began; sleep 4; touch /outbox/stop-ended'] },
@@ -34,7 +34,7 @@ describe('a busy worker container', () => {
   })
 
   it('on docker kill loses its lease, and another worker container completes the dispatch', async () => {
-    const first = await startWorker(stack)
+    const first = await spawnWorker(stack)
     await register(stack.url, {
       name: 'ct-kill',
       agent: { command: ['sh', '-c', 'echo run >> /outbox/kill-runs; sleep 3'] },
@@ -47,7 +47,7 @@ describe('a busy worker container', () => {
     )
     await kill(first)
     expect((await inspect(first)).State).toMatchObject({ Running: false, ExitCode: 137 })
-    await startWorker(stack)
+    await spawnWorker(stack)
     const done = await settled(stack, id)
     expect(done).toMatchObject({ status: 'succeeded', attempt: 2 })
     expect(stepsOf(done, 1)).not.toContain('complete')

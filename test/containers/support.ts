@@ -163,14 +163,14 @@ export async function startGitServer(network: string, files: Record<string, stri
   }
 }
 
-export interface WorkerOptions {
+export interface SpawnOptions {
   args?: string[]
   binds?: { source: string; target: string; mode?: 'ro' | 'rw' }[]
 }
 
 // The worker image as compose.yaml runs it: root, every capability dropped but the ones compose.yaml
 // adds, no-new-privileges, agents as uid 100000 + slot; the stack's outbox at /outbox.
-export async function startWorker(stack: Stack, opts: WorkerOptions = {}) {
+export async function spawnWorker(stack: Stack, opts: SpawnOptions = {}) {
   const { capDrop, capAdd, securityOpt } = WORKER_CONFINEMENT
   const command = ['worker', '--coordinator', 'http://coordinator:8080', '--workdir', '/work']
   command.push('--agent-uid', '100000', '--wait-ms', '1000', ...(opts.args ?? []))

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dispatch, register, stepsOf } from '../e2e/support.js'
 import { git, tempDir } from '../worker/git-fixtures.js'
-import { containerStack, settled, startWorker } from './support.js'
+import { containerStack, settled, spawnWorker } from './support.js'
 
 const stack = containerStack({ 'package.json': '{}\n', 'src/index.ts': 'export {}\n' })
 // a repository on the host, bind-mounted into the worker, owned by a uid that is neither the
@@ -27,7 +27,7 @@ beforeAll(async () => {
   await mkdir(join(repo, 'private'), { mode: 0o700 })
   await writeFile(join(repo, 'private', 'key'), 'k\n')
   await chownTree(repo, OWNER)
-  await startWorker(stack, {
+  await spawnWorker(stack, {
     args: ['--concurrency', '2', '--workspace-root', '/srv/mounted'],
     binds: [{ source: mounted, target: '/srv/mounted' }],
   })

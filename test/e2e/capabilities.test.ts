@@ -8,8 +8,8 @@ import {
   dispatch,
   e2eSuite,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   waitForStatus,
 } from './support.js'
 
@@ -37,7 +37,7 @@ describe.runIf(isRoot)('a worker with only the capabilities its container keeps'
 
   it('runs a whole dispatch with only the capabilities the container keeps', async () => {
     const work = join(suite.scratch, 'capped')
-    const capped = startWorker(coordinator.url, {
+    const capped = spawnWorker(coordinator.url, {
       workdir: work,
       id: 'capped',
       wrapper: only(KEPT),
@@ -67,7 +67,7 @@ describe.runIf(isRoot)('a worker with only the capabilities its container keeps'
   }, 90_000)
 
   it('refuses to start, naming what is missing, without one of them', async () => {
-    const lacking = startWorker(coordinator.url, {
+    const lacking = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'lacking'),
       wrapper: only(KEPT.filter((c) => c !== 'setuid')),
       args: ['--agent-uid', String(BASE + 10)],

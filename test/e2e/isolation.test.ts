@@ -12,8 +12,8 @@ import {
   e2eSuite,
   type Proc,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   TOKENS,
   waitForStatus,
   waitUntil,
@@ -34,7 +34,7 @@ beforeAll(async () => {
   outbox = await agentOutbox(suite)
   workdir = join(suite.scratch, 'work')
   coordinator = await startCoordinator(suite.db.url ?? '')
-  worker = startWorker(coordinator.url, {
+  worker = spawnWorker(coordinator.url, {
     workdir,
     args: ['--agent-uid', String(BASE), '--concurrency', '2'],
   })

@@ -9,8 +9,8 @@ import {
   e2eSuite,
   getDispatch,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   TOKENS,
   waitForStatus,
 } from './support.js'
@@ -31,7 +31,7 @@ describe('labels', () => {
     ).id
     // newer than the labelled one: a worker that could take both takes the older first
     const plainJob = await dispatch(coordinator.url, 'labelled', { repo: suite.repo })
-    const plain = startWorker(coordinator.url, {
+    const plain = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'plain'),
       id: 'plain',
       args: ['--max-dispatches', '1'],
@@ -39,7 +39,7 @@ describe('labels', () => {
     expect((await waitForStatus(coordinator.url, plainJob, 30_000, [plain])).status).toBe('succeeded')
     expect(await plain.exited).toBe(0)
     expect((await getDispatch(coordinator.url, labelled)).status).toBe('queued')
-    const gpu = startWorker(coordinator.url, {
+    const gpu = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'gpu'),
       id: 'gpu',
       args: ['--label', 'gpu=yes', '--label', 'os=linux', '--max-dispatches', '1'],

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { alive, tempDir } from '../worker/git-fixtures.js'
-import { killAll, startWorker, waitUntil } from './support.js'
+import { killAll, spawnWorker, waitUntil } from './support.js'
 
 const LEASE_MS = 3_000
 
@@ -119,7 +119,7 @@ describe('lease expiry', () => {
     const marker = join(scratch, 'agent.pid')
     const m = JSON.stringify(marker)
     standIn = await startStandIn(workspace, ['sh', '-c', `echo $$ > ${m}; sleep 60; echo done >> ${m}.done`])
-    const worker = startWorker(standIn.url, { workdir: join(scratch, 'work'), roots: [workspace] })
+    const worker = spawnWorker(standIn.url, { workdir: join(scratch, 'work'), roots: [workspace] })
     await waitUntil(async () => existsSync(marker), 30_000, worker.output)
     agentPid = Number((await readFile(marker, 'utf8')).trim())
     // The coordinator goes quiet: no heartbeat is answered, no lease is renewed from here on.

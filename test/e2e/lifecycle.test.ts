@@ -12,8 +12,8 @@ import {
   fakeAgent,
   type Proc,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   stepsOf,
   TOKENS,
   waitForStatus,
@@ -31,7 +31,7 @@ beforeAll(async () => {
   root = join(suite.scratch, 'root')
   await mkdir(root)
   coordinator = await startCoordinator(suite.db.url ?? '')
-  worker = startWorker(coordinator.url, {
+  worker = spawnWorker(coordinator.url, {
     workdir: join(suite.scratch, 'work'),
     roots: [root],
     env: { GIT_DIR: join(suite.repo, '.git'), E2E_PASSED: 'passed', E2E_SECRET: 'leaked' },

@@ -8,8 +8,8 @@ import {
   dispatch,
   e2eSuite,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   waitForStatus,
 } from './support.js'
 
@@ -26,7 +26,7 @@ function rssMb(pid: number): number {
 }
 
 // Peak RSS of the worker while `id` runs, sampled every 100 ms.
-async function peakWhile(worker: ReturnType<typeof startWorker>, id: string) {
+async function peakWhile(worker: ReturnType<typeof spawnWorker>, id: string) {
   let peak = 0
   const sampler = setInterval(() => {
     if (worker.child.pid) peak = Math.max(peak, rssMb(worker.child.pid))
@@ -51,7 +51,7 @@ describe('an output flood', () => {
     const flood = 'yes "$(head -c 999 /dev/zero | tr "\\0" x)" | head -c 1073741824'
     await register(coordinator.url, { name: 'quiet', agent: { command: ['sh', '-c', 'echo quiet'] } })
     await register(coordinator.url, { name: 'flood', agent: { command: ['sh', '-c', flood] } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'flood'),
       stallStdout: true,
       args: ['--max-dispatches', '2'],

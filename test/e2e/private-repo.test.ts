@@ -11,8 +11,8 @@ import {
   e2eSuite,
   type Proc,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   waitForStatus,
 } from './support.js'
 
@@ -37,7 +37,7 @@ beforeAll(async () => {
   const credentials = join(secrets, 'git-credentials')
   await writeFile(credentials, `http://ci:${PASSWORD}@${new URL(server.url).host}\n`, { mode: 0o600 })
   coordinator = await startCoordinator(suite.db.url ?? '')
-  worker = startWorker(coordinator.url, {
+  worker = spawnWorker(coordinator.url, {
     workdir: join(suite.scratch, 'work'),
     allowLocalRepos: false,
     args: ['--agent-uid', '61300', '--git-credentials', credentials],

@@ -11,8 +11,8 @@ import {
   e2eSuite,
   getDispatch,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   stepsOf,
   TOKENS,
   waitForStatus,
@@ -59,12 +59,12 @@ describe('resilience', () => {
     coordinator = await startCoordinator(suite.db.url ?? '', undefined, 2_000)
     const marker = join(suite.scratch, 'killed.marker')
     await register(coordinator.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
-    const first = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
+    const first = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
     const id = await dispatch(coordinator.url, 'e2e-killed', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).length === 1, 30_000, first.output)
     agentPids.push(Number((await lines(marker))[0]))
     await first.stop('SIGKILL')
-    const second = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w2'), id: 'second' })
+    const second = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w2'), id: 'second' })
     const d = await waitForStatus(coordinator.url, id, 45_000, [second, coordinator])
     expect(d).toMatchObject({ status: 'succeeded', attempt: 2, completion: { exitCode: 0 } })
     expect(await lines(marker)).toHaveLength(2)
@@ -77,14 +77,14 @@ describe('resilience', () => {
     coordinator = await startCoordinator(suite.db.url ?? '', undefined, 2_000)
     const marker = join(suite.scratch, 'paused.marker')
     await register(coordinator.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
-    const paused = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
+    const paused = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
     const id = await dispatch(coordinator.url, 'e2e-paused', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).length === 1, 30_000, paused.output)
     const firstAgent = Number((await lines(marker))[0])
     agentPids.push(firstAgent)
     // Frozen past its lease: the dispatch goes to another worker meanwhile.
     paused.child.kill('SIGSTOP')
-    const other = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w5'), id: 'other' })
+    const other = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w5'), id: 'other' })
     const d = await waitForStatus(coordinator.url, id, 45_000, [other, coordinator])
     paused.child.kill('SIGCONT')
     await waitUntil(async () => !alive(firstAgent), 30_000, paused.output)
@@ -101,7 +101,7 @@ describe('resilience', () => {
     const marker = join(suite.scratch, 'restart.marker')
     const agent = `echo started >> ${JSON.stringify(marker)}; sleep 1; echo finished >> ${JSON.stringify(marker)}`
     await register(coordinator.url, { name: 'e2e-restart', agent: { command: ['sh', '-c', agent] } })
-    const worker = startWorker(coordinator.url, { workdir: join(suite.scratch, 'w3'), id: 'steady' })
+    const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w3'), id: 'steady' })
     const id = await dispatch(coordinator.url, 'e2e-restart', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
     const port = Number(new URL(coordinator.url).port)
@@ -121,7 +121,7 @@ describe('resilience', () => {
     const marker = join(suite.scratch, 'orphaned.marker')
     const agent = `echo started >> ${JSON.stringify(marker)}; sleep 0.5; echo finished >> ${JSON.stringify(marker)}`
     await register(coordinator.url, { name: 'e2e-orphaned', agent: { command: ['sh', '-c', agent] } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w6'),
       args: ['--grace-ms', '300'],
     })

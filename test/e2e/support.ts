@@ -159,7 +159,7 @@ export async function startCoordinator(
   return { ...proc, url }
 }
 
-export interface WorkerOptions {
+export interface SpawnOptions {
   workdir: string
   roots?: string[]
   env?: Record<string, string>
@@ -171,7 +171,7 @@ export interface WorkerOptions {
   stallStdout?: boolean
 }
 
-export function startWorker(url: string, opts: WorkerOptions): Proc {
+export function spawnWorker(url: string, opts: SpawnOptions): Proc {
   const args = ['worker', '--coordinator', url, '--workdir', opts.workdir, '--wait-ms', '1000']
   for (const root of opts.roots ?? []) args.push('--workspace-root', root)
   if (opts.id) args.push('--worker-id', opts.id)

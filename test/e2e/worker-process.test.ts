@@ -11,8 +11,8 @@ import {
   e2eSuite,
   getDispatch,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   stepsOf,
   TOKENS,
   waitForStatus,
@@ -36,7 +36,7 @@ describe('worker process', () => {
   it('on SIGTERM stops claiming and lets the running dispatch finish within the grace period', async () => {
     const marker = join(suite.scratch, 'graceful.marker')
     await register(coordinator.url, { name: 'e2e-graceful', agent: { command: sleepingAgent(marker, 1) } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w1'),
       args: ['--grace-ms', '30000'],
     })
@@ -53,7 +53,7 @@ describe('worker process', () => {
   it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
     const marker = join(suite.scratch, 'impatient.marker')
     await register(coordinator.url, { name: 'e2e-impatient', agent: { command: sleepingAgent(marker, 60) } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w2'),
       args: ['--grace-ms', '200'],
     })
@@ -71,7 +71,7 @@ describe('worker process', () => {
   it('stops an agent past --agent-timeout-ms and completes the dispatch as failed', async () => {
     const marker = join(suite.scratch, 'slow.marker')
     await register(coordinator.url, { name: 'e2e-slow', agent: { command: sleepingAgent(marker, 60) } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w8'),
       args: ['--agent-timeout-ms', '1500'],
     })
@@ -103,7 +103,7 @@ describe('worker process', () => {
   it('completes a timed-out agent that exits 0 on SIGTERM as failed (124), never as succeeded', async () => {
     const command = ['sh', '-c', "trap 'exit 0' TERM; sleep 60 & wait"]
     await register(coordinator.url, { name: 'e2e-slow-polite', agent: { command } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w10'),
       args: ['--agent-timeout-ms', '1000'],
     })
@@ -128,7 +128,7 @@ describe('worker process', () => {
     ]
     await register(coordinator.url, { name: 'e2e-side-a', agent: { command: barrier(a, b) } })
     await register(coordinator.url, { name: 'e2e-side-b', agent: { command: barrier(b, a) } })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w4'),
       args: ['--concurrency', '2'],
     })
@@ -145,7 +145,7 @@ describe('worker process', () => {
     await register(coordinator.url, { name: 'e2e-once', agent: { command: ['true'] } })
     const first = await dispatch(coordinator.url, 'e2e-once', { repo: suite.repo })
     const second = await dispatch(coordinator.url, 'e2e-once', { repo: suite.repo })
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w9'),
       args: ['--max-dispatches', '1', '--concurrency', '2'],
     })
@@ -157,7 +157,7 @@ describe('worker process', () => {
   }, 60_000)
 
   it('exits 1 when the coordinator refuses its token', async () => {
-    const worker = startWorker(coordinator.url, {
+    const worker = spawnWorker(coordinator.url, {
       workdir: join(suite.scratch, 'w5'),
       env: { PREFLIGHT_TOKEN: 'not-a-token-of-this-coordinator' },
     })
@@ -167,7 +167,7 @@ describe('worker process', () => {
   it('refuses a local repository as repo-not-allowed when started without --allow-local-repos', async () => {
     const workdir = join(suite.scratch, 'w7')
     await register(coordinator.url, { name: 'e2e-local-repo', agent: { command: ['true'] } })
-    const worker = startWorker(coordinator.url, { workdir, allowLocalRepos: false })
+    const worker = spawnWorker(coordinator.url, { workdir, allowLocalRepos: false })
     const id = await dispatch(coordinator.url, 'e2e-local-repo', { repo: suite.repo })
     const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
     expect(d).toMatchObject({ status: 'setup_failed', completion: { reason: 'repo-not-allowed' } })
@@ -178,7 +178,7 @@ describe('worker process', () => {
   it('removes the directory of a clone that failed half-way', async () => {
     const workdir = join(suite.scratch, 'w6')
     await register(coordinator.url, { name: 'e2e-badref', agent: { command: ['true'] } })
-    const worker = startWorker(coordinator.url, { workdir })
+    const worker = spawnWorker(coordinator.url, { workdir })
     const id = await dispatch(coordinator.url, 'e2e-badref', { repo: suite.repo, ref: 'no-such-branch' })
     const d = await waitForStatus(coordinator.url, id, 30_000, [worker])
     expect(d).toMatchObject({ status: 'setup_failed', completion: { reason: 'ref-not-found' } })
@@ -194,7 +194,7 @@ describe('worker process', () => {
       agent: { command: ['true'] },
       contextRequires: { paths: ['nope'] },
     })
-    const worker = startWorker(coordinator.url, { workdir, args: ['--keep-failed'] })
+    const worker = spawnWorker(coordinator.url, { workdir, args: ['--keep-failed'] })
     const ok = await dispatch(coordinator.url, 'e2e-ok', { repo: suite.repo })
     const bad = await dispatch(coordinator.url, 'e2e-bad', { repo: suite.repo })
     expect((await waitForStatus(coordinator.url, ok, 30_000, [worker])).status).toBe('succeeded')

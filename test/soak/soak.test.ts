@@ -12,8 +12,8 @@ import {
   e2eSuite,
   type Proc,
   register,
+  spawnWorker,
   startCoordinator,
-  startWorker,
   TERMINAL,
   TOKENS,
   waitUntil,
@@ -35,9 +35,9 @@ const fiveHundreds: string[] = []
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-function spawnWorker(id: string): Proc {
+function launch(id: string): Proc {
   const url = coordinators[Number(id.slice(1)) % 2]?.url ?? ''
-  const proc = startWorker(url, { workdir: join(suite.scratch, id), id, args: ['--concurrency', '2'] })
+  const proc = spawnWorker(url, { workdir: join(suite.scratch, id), id, args: ['--concurrency', '2'] })
   workers.set(id, proc)
   return proc
 }
@@ -61,7 +61,7 @@ beforeAll(async () => {
     agent: { command: agent },
     contextRequires: { paths: ['never-there.txt'] },
   })
-  for (const id of ['w1', 'w2', 'w3']) spawnWorker(id)
+  for (const id of ['w1', 'w2', 'w3']) launch(id)
 }, 120_000)
 
 afterAll(async () => {
@@ -127,7 +127,7 @@ describe('soak', () => {
     const faults: Fault[] = await chaos({
       leaseMs: LEASE_MS,
       workers,
-      respawn: spawnWorker,
+      respawn: launch,
       proxy,
       coordinators,
       async restart(c) {

@@ -126,11 +126,11 @@ describe('runAgent', () => {
     const stop = new AbortController()
     const result = await runAgent({
       workspace: dir,
-      command: ['sleep', '30'],
+      // stopped once it is seen running
+      command: ['sh', '-c', 'echo started; exec sleep 30'],
       env,
       signal: stop.signal,
-      onLine: () => {},
-      onStart: () => setTimeout(() => stop.abort(), 50),
+      onLine: () => stop.abort(),
     })
     expect(result.cancelled).toBe(true)
   })
@@ -140,11 +140,10 @@ describe('runAgent', () => {
     const stop = new AbortController()
     const result = await runAgent({
       workspace: dir,
-      command: ['sh', '-c', 'sleep 60 & echo $! > child.pid; wait'],
+      command: ['sh', '-c', 'sleep 60 & echo $! > child.pid; echo started; wait'],
       env,
       signal: stop.signal,
-      onLine: () => {},
-      onStart: () => setTimeout(() => stop.abort(), 200),
+      onLine: () => stop.abort(),
     })
     expect(result.cancelled).toBe(true)
     expect(await diesWithin(Number(await readFile(join(dir, 'child.pid'), 'utf8')))).toBe(true)

@@ -10,6 +10,7 @@ import {
   storeHelper,
 } from '../../worker/clone-credentials.js'
 import { prepareWorkspace } from '../../worker/prepare.js'
+import { bindGit } from '../../worker/run/job-git.js'
 import { GIT, removeAll, tempDir } from './git-fixtures.js'
 
 const dirs: string[] = []
@@ -96,7 +97,7 @@ describe('sshCommand', () => {
       workdir: await scratch(),
       name: 'job',
       roots: [],
-      git: { bin: GIT.bin, path: `${bin}:${process.env.PATH}` },
+      git: bindGit({ ...GIT, path: `${bin}:${process.env.PATH}` }),
       ...(cloneCredentials ? { cloneCredentials } : {}),
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })

@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
+import type { ClaimResponse } from '../../src/contract/index.js'
 import { type Api, LeaseLostError } from '../../worker/api.js'
-import type { Claim } from '../../worker/claim.js'
+import { workerConfig } from '../../worker/config.js'
 import { openJob } from '../../worker/job.js'
 import { GIT } from './git-fixtures.js'
 
@@ -31,11 +32,11 @@ function setup(leaseMs: number) {
     },
     subagent: { name: 's', agent: { command: ['true'] } },
     lease: { token: 't', expiresAt: new Date(Date.now() + leaseMs).toISOString() },
-  } as Claim
+  } as ClaimResponse
   const job = openJob(claim, {
     api,
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
-    config: { git: GIT, workerId: 'w', workdir: '/nowhere', roots: [], passEnv: [], keepFailed: false },
+    config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: worker.signal,
   })

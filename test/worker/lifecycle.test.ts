@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { PreflightReport } from '../../src/contract/index.js'
 import { createApi } from '../../worker/api.js'
 import { readClaim } from '../../worker/claim.js'
+import { workerConfig } from '../../worker/config.js'
 import { runDispatch } from '../../worker/lifecycle.js'
 import { GIT, tempDir } from './git-fixtures.js'
 
@@ -100,7 +101,7 @@ async function dispatchWith(
   const ending = await runDispatch(read, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
-    config: { git: GIT, workerId: 'w-decision', workdir, roots: [workspace], passEnv: [], keepFailed: false },
+    config: workerConfig({ git: GIT, workerId: 'w-decision', workdir, roots: [workspace] }),
     env: process.env,
     signal: worker.signal,
   })

@@ -8,8 +8,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { CloneCredentials } from '../../worker/clone-credentials.js'
 import { type PrepareOptions, prepareWorkspace } from '../../worker/prepare.js'
-import { runGit } from '../../worker/run/git-env.js'
-import { GIT, removeAll, tempDir } from './git-fixtures.js'
+import { JOB_GIT, removeAll, tempDir } from './git-fixtures.js'
 import { bareRepos, type GitServer, startGitDaemon, startHttpGitServer } from './git-servers.js'
 
 const dirs: string[] = []
@@ -73,7 +72,7 @@ async function clone(repo: string, extra: Partial<PrepareOptions> = {}) {
     workdir,
     name: 'job-1',
     roots: [],
-    git: GIT,
+    git: JOB_GIT,
     // bounded far above what these clones take: a prompt or a hang shows as "did not finish"
     timeoutMs: 20_000,
     ...extra,
@@ -115,7 +114,7 @@ describe('prepareWorkspace: a private repository over https/http with --git-cred
       workdir: await track(tempDir('preflight-workdir-')),
       name: 'job-2',
       roots: [],
-      git: GIT,
+      git: JOB_GIT,
       ...withFile(good),
     })
     const wrong = await clone(privateRepo(), withFile(await credentialsFile(line(`wrong-${PASSWORD}`))))
@@ -153,8 +152,8 @@ describe('prepareWorkspace: a private repository over https/http with --git-cred
     const config = await readFile(join(prepared.dir, '.git', 'config'), 'utf8')
     expect(config).not.toMatch(/credential|sshCommand/i)
     expect(config).not.toContain(PASSWORD)
-    // the git run of a check or the baseline: worker/run/git-env.ts's runGit as they call it
-    const helper = await runGit(prepared.dir, ['config', '--get-regexp', '^credential\\.'], { git: GIT })
+    // the git run of a check or the baseline: the job's git as they call it
+    const helper = await JOB_GIT.run(prepared.dir, ['config', '--get-regexp', '^credential\\.'])
     expect(helper).toMatchObject({ exitCode: 1, stdout: '' })
   })
 })

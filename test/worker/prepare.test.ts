@@ -4,7 +4,8 @@ import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { allowedPath, prepareWorkspace, refuseRepo } from '../../worker/prepare.js'
-import { GIT, git, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
+import { bindGit } from '../../worker/run/job-git.js'
+import { GIT, git, JOB_GIT, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))
@@ -22,7 +23,7 @@ async function clone(repo: string, ref?: string) {
     workdir,
     name: 'job-1',
     roots: [],
-    git: GIT,
+    git: JOB_GIT,
     // the fixtures are local repositories; the default refusal has its own tests below
     allowLocalRepos: true,
   })
@@ -88,7 +89,7 @@ describe('prepareWorkspace: clone', () => {
       workdir,
       name: 'job',
       roots: [],
-      git: { bin: join(empty, 'git'), path: empty },
+      git: bindGit({ ...GIT, bin: join(empty, 'git'), path: empty }),
       allowLocalRepos: true,
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
@@ -109,7 +110,7 @@ describe('prepareWorkspace: clone', () => {
         workdir,
         name: 'job',
         roots: [],
-        git: GIT,
+        git: JOB_GIT,
         timeoutMs: 1_000,
       })
       expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
@@ -148,7 +149,7 @@ describe('prepareWorkspace: clone', () => {
         workdir,
         name: 'job-1',
         roots: [],
-        git: GIT,
+        git: JOB_GIT,
       })
       expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
       expect(JSON.stringify(prepared)).not.toContain('s3cret')
@@ -166,7 +167,7 @@ describe('prepareWorkspace: clone', () => {
         workdir,
         name: 'job-1',
         roots: [],
-        git: GIT,
+        git: JOB_GIT,
       })
       expect(prepared).toMatchObject({ ok: false, reason: 'repo-not-allowed' })
     }
@@ -184,7 +185,7 @@ describe('prepareWorkspace: clone', () => {
       workdir,
       name: 'job-1',
       roots: [],
-      git: GIT,
+      git: JOB_GIT,
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
     expect(prepared.ok ? '' : prepared.detail).toMatch(/transport 'file' not allowed/)
@@ -263,7 +264,7 @@ describe('allowedPath: workspace.path only under a --workspace-root', () => {
       workdir,
       name: 'job',
       roots: [workdir],
-      git: GIT,
+      git: JOB_GIT,
     })
     expect(prepared).toMatchObject({ ok: false, reason: 'path-not-allowed' })
   })

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createApi } from '../../worker/api.js'
+import { workerConfig } from '../../worker/config.js'
 import { startWorker } from '../../worker/worker.js'
 import { GIT, tempDir } from './git-fixtures.js'
 
@@ -28,18 +29,14 @@ describe('the claim loop', () => {
     const { port } = server.address() as AddressInfo
     const warnings: string[] = []
     const worker = startWorker(
-      {
+      workerConfig({
         workerId: 'w-claims',
         git: GIT,
         workdir: await tempDir('preflight-claims-'),
-        roots: [],
-        passEnv: [],
-        keepFailed: false,
-        concurrency: 1,
         waitMs: 0,
         graceMs: 1_000,
         maxDispatches: 1,
-      },
+      }),
       {
         api: createApi({ url: `http://127.0.0.1:${port}`, token: 'worker-token' }),
         log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },

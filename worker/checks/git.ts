@@ -1,6 +1,7 @@
 // git: the workspace's repository facts, worktree and history, each required to hold (true) or not (false).
 import { type GitFact, Reason } from '../../src/contract/index.js'
-import { findGit, type GitRun, GitUnavailableError, runGit } from '../run/git-env.js'
+import { findGit, type GitRun, GitUnavailableError } from '../run/git-env.js'
+import { bindGit, type GitRunner } from '../run/job-git.js'
 import type { CheckContext, Finding } from './types.js'
 
 export interface GitFacts {
@@ -18,18 +19,12 @@ const HEAD = ['--verify', '--quiet', 'HEAD^{commit}']
 // Both facts from one git process per verify() call. --show-toplevel makes git give up outside a worktree
 // (a bare repository, the inside of .git); only then a second process asks without it.
 async function probeGit(ctx: CheckContext): Promise<GitFacts> {
-  // the worker's git, found at its start; `preflight check` and direct callers find one on the PATH given
-  const git = ctx.git ?? findGit(ctx.env.PATH, [ctx.workspace])
-  const opts = {
-    git,
-    signal: ctx.signal,
-    timeoutMs: ctx.timeoutMs,
-    ...(ctx.agent ? { identity: ctx.agent } : {}),
-  }
-  const run = await runGit(ctx.workspace, [...FACTS, '--show-toplevel', ...HEAD], opts)
+  const git = gitOf(ctx)
+  const call = { signal: ctx.signal, timeoutMs: ctx.timeoutMs }
+  const run = await git(ctx.workspace, [...FACTS, '--show-toplevel', ...HEAD], call)
   if (isNotARepository(run)) return NOT_A_REPO
   if (run.exitCode === 128 && /must be run in a work tree/.test(run.stderr)) {
-    const bare = await runGit(ctx.workspace, [...FACTS, ...HEAD], opts)
+    const bare = await git(ctx.workspace, [...FACTS, ...HEAD], call)
     const [inside, shallow, head] = answer(bare).split('\n')
     return {
       worktree: inside === 'true',
@@ -45,6 +40,12 @@ async function probeGit(ctx: CheckContext): Promise<GitFacts> {
     head: known(run, head),
     shallow: shallow === 'true',
   }
+}
+
+// The job's git; `preflight check` and direct callers find one on the PATH given, run as the agent.
+function gitOf(ctx: CheckContext): GitRunner {
+  if (ctx.git) return ctx.git
+  return bindGit(findGit(ctx.env.PATH, [ctx.workspace]), ctx.agent ? { identity: ctx.agent } : {}).run
 }
 
 function isNotARepository(run: GitRun): boolean {

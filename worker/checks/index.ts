@@ -10,7 +10,7 @@ import {
   Reason,
   type RequirementKind,
 } from '../../src/contract/index.js'
-import type { Git } from '../run/git-env.js'
+import type { GitRunner } from '../run/job-git.js'
 import { type Declared, declaredRequirements } from './declared.js'
 import { checkExec } from './exec.js'
 import { checkGit } from './git.js'
@@ -39,8 +39,8 @@ export interface VerifyOptions {
   timeoutMs?: number
   // walk bound per paths pattern
   maxEntries?: number
-  // the worker's trusted git (found once at its start)
-  git?: Git
+  // the job's git: the worker's trusted git (found once at its start), run as the agent
+  git?: GitRunner
 }
 
 // The report less the worker's own details, which lifecycle.ts adds.

@@ -1,6 +1,6 @@
 // Directory listings read once per verify() call and shared by every paths check, with a count of entries read.
 import { type Dirent, readdirSync } from 'node:fs'
-import { isMissing } from './resolve.js'
+import { isMissing } from '../run/paths.js'
 
 export class DirectoryCache {
   // directory entries actually read from the file system (cache hits are not counted)

@@ -2,15 +2,15 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
+import { isInside, isMissing } from '../run/paths.js'
 import { agentAccess, reachable } from './access.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
-import { isMissing, isSymlink } from './resolve.js'
+import { isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
 import {
   childPath,
   type Frame,
   hiddenByRealPath,
-  isInside,
   linkProblem,
   MAX_REJECTED,
   repeats,

@@ -2,6 +2,7 @@
 import { accessSync, constants, lstatSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Rejection } from '../../src/contract/index.js'
+import { isMissing } from '../run/paths.js'
 import { Access, type AgentAccess, mayAccess, reachable } from './access.js'
 import type { Rejected } from './types.js'
 
@@ -72,12 +73,6 @@ export function isSymlink(path: string): boolean {
     if (isMissing(err)) return false
     throw err
   }
-}
-
-// A PATH entry or path that is not there, or runs through a file or a link loop: nothing to find.
-export function isMissing(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG'
 }
 
 function isDenied(err: unknown): boolean {

@@ -1,6 +1,6 @@
 // Shapes shared by the evaluator and the per-kind checkers.
 import type { CheckResult, ContextRequires, Reason, Rejection } from '../../src/contract/index.js'
-import type { Git } from '../run/git-env.js'
+import type { GitRunner } from '../run/job-git.js'
 import type { DirectoryCache } from './listing.js'
 
 // What a checker decides about one requirement; the evaluator adds kind, requirement and duration.
@@ -16,8 +16,8 @@ export interface CheckContext {
   // the agent environment: exec resolves on its PATH, git takes only its PATH
   env: Record<string, string>
   requires: ContextRequires
-  // the git to run; when absent, one is found on env.PATH outside the workspace
-  git?: Git
+  // the job's git (bound to the agent's identity); when absent, one is found on env.PATH outside the workspace
+  git?: GitRunner
   signal: AbortSignal
   timeoutMs: number
   maxEntries: number

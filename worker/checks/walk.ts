@@ -3,9 +3,9 @@
 import { realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
+import { isInside, isMissing } from '../run/paths.js'
 import { type AgentAccess, agentAccess, reachable } from './access.js'
 import type { GlobPlan } from './pattern.js'
-import { isMissing } from './resolve.js'
 import type { CheckContext, Rejected } from './types.js'
 
 export const MAX_REJECTED = 20
@@ -148,10 +148,6 @@ export function linkProblem(abs: string, realRoot: string, dirOnly: boolean): Re
   if (!isInside(target, realRoot)) return Rejection.SymlinkEscapesWorkspace
   if (dirOnly && !statSync(target).isDirectory()) return null
   return undefined
-}
-
-export function isInside(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === '/' ? '/' : `${root}/`)
 }
 
 function yieldToLoop(): Promise<void> {

@@ -1,10 +1,11 @@
 // Running git safely: an environment built from scratch and flags that keep repository-controlled code from running.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { realpathSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import type { Readable } from 'node:stream'
 import { findExecutable } from '../checks/resolve.js'
-import { isInside } from '../checks/walk.js'
-import { gitHome } from './git-home.js'
+import { scratchHomeIn } from './git-home.js'
+import { isInside } from './paths.js'
 
 export interface GitRun {
   exitCode: number
@@ -21,6 +22,8 @@ export interface Git {
   bin: string
   // the PATH git's own helpers (ssh for a clone) are found on: the worker's, never the agent's
   path: string | undefined
+  // the empty HOME git runs with (git-home.ts), chosen with the binary and kept by whoever holds this Git
+  home: string
 }
 
 export interface RunGitOptions {
@@ -95,7 +98,8 @@ function realWorkspace(workspace: string): string {
 // git from an absolute PATH entry, and only one whose real path is outside every directory in `avoid`
 // (workspaces, the workdir): a relative entry, one through `..` or a link into a workspace would run a
 // git the workspace ships, which could answer anything. Throws GitUnavailableError when there is none.
-export function findGit(path: string | undefined, avoid: readonly string[]): Git {
+// With it, the scratch HOME it will run with (in `homeParent`).
+export function findGit(path: string | undefined, avoid: readonly string[], homeParent = tmpdir()): Git {
   if (path === undefined) throw new GitUnavailableError('git is not on PATH (no PATH)')
   const roots = [...new Set(avoid.flatMap((dir) => [dir, realOrUndefined(dir) ?? dir]))]
   for (const dir of path.split(':')) {
@@ -104,7 +108,8 @@ export function findGit(path: string | undefined, avoid: readonly string[]): Git
     const git = findExecutable('git', [dir])
     const real = git && realOrUndefined(git)
     // the real path is what runs: a link swapped after this check cannot point it elsewhere
-    if (real && !roots.some((root) => isInside(real, root))) return { bin: real, path }
+    if (real && !roots.some((root) => isInside(real, root)))
+      return { bin: real, path, home: scratchHomeIn(homeParent) }
   }
   throw new GitUnavailableError(`git is not on PATH (${path})`)
 }
@@ -127,7 +132,11 @@ export async function runGit(workspace: string, args: string[], opts: RunGitOpti
   opts.signal?.throwIfAborted()
   const safety = gitSafetyArgs(workspace, real)
   const child = spawn(opts.git.bin, ['-C', workspace, ...safety, ...args], {
-    env: { ...gitEnvironment(opts.git.path, gitHome()), ...allowedTransport(opts.transport), ...opts.env },
+    env: {
+      ...gitEnvironment(opts.git.path, opts.git.home),
+      ...allowedTransport(opts.transport),
+      ...opts.env,
+    },
     stdio: [opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
     // its own process group: a clone's helpers (remote-http, ssh, index-pack) hold its output pipes
     // and must die with it, or a hung transfer would outlive every time bound

@@ -1,14 +1,6 @@
 // The empty HOME git runs with, so no ~/.gitconfig of the worker or the agent reaches it.
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, type Stats } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-
-let scratchHome: string | undefined
-
-export function gitHome(): string {
-  scratchHome ??= scratchHomeIn(tmpdir())
-  return scratchHome
-}
 
 // One directory per uid, reused by every process of that uid: a per-process directory would be left
 // behind by every process that ends without an exit event (killed test workers, crashed workers).

@@ -13,8 +13,6 @@ export interface RunOptions {
   timeoutMs?: number
   signal?: AbortSignal
   onLine?: (line: string) => void
-  onStart?: (pid: number | undefined) => void
-  tailLines?: number
   // run as this uid/gid, with no supplementary groups (--agent-uid)
   identity?: { uid: number; gid: number }
 }
@@ -32,6 +30,8 @@ export interface RunResult {
 const KILL_GRACE_MS = 5_000
 // how long output is still read after the program exited
 const OUTPUT_GRACE_MS = 1_000
+// what a failure reports of the output: the last lines, bounded in characters too
+const TAIL_LINES = 40
 const TAIL_CHARS = 8_192
 // a longer run of output without a newline is passed on in pieces of this many characters
 const MAX_LINE = 16_384
@@ -41,7 +41,7 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
   const started = Date.now()
   const [file, ...args] = argv
   if (!file) throw new Error('runProcess needs at least the program to run')
-  const tail = new Tail(opts.tailLines ?? 40)
+  const tail = new Tail(TAIL_LINES)
   const subprocess = execa(file, args, {
     cwd: opts.cwd,
     env: opts.env,
@@ -54,7 +54,6 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
     detached: true,
     ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
   })
-  opts.onStart?.(subprocess.pid)
   const stop = stopper(subprocess.pid)
   let drain: NodeJS.Timeout | undefined
   subprocess.once('exit', () => {

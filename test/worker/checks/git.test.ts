@@ -6,6 +6,7 @@ import type { ContextRequires } from '../../../src/contract/index.js'
 import { checkGit } from '../../../worker/checks/git.js'
 import { verify } from '../../../worker/checks/index.js'
 import { findGit, type Git } from '../../../worker/run/git-env.js'
+import { bindGit } from '../../../worker/run/job-git.js'
 import { context, git, link, repoWithCommit, sharedDir, tempDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
@@ -127,7 +128,7 @@ function scriptedGit(body: string): { git: Git; runs: () => string[] } {
   const log = join(dir, 'runs')
   write(dir, 'git', `#!/bin/sh\necho "$*" >> ${log}\n${body}\n`, 0o755)
   return {
-    git: { bin: join(dir, 'git'), path: PATH },
+    git: { bin: join(dir, 'git'), path: PATH, home: tempDir() },
     runs: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
   }
 }
@@ -136,7 +137,7 @@ async function factsWith(body: string) {
   const { git, runs } = scriptedGit(body)
   const verdict = await verify(
     { git: { worktree: true, history: true } },
-    { workspace: tempDir(), env: { PATH }, git },
+    { workspace: tempDir(), env: { PATH }, git: bindGit(git).run },
   )
   return { results: verdict.results.map(({ durationMs: _, kind: __, ...r }) => r), runs: runs() }
 }
@@ -377,7 +378,7 @@ describe("git: the worker's own, found once", () => {
     )
     const verdict = await verify(
       { git: { worktree: true, history: true } },
-      { workspace: ws, env: { PATH: `${planted}:${PATH}` }, git: findGit(PATH, []) },
+      { workspace: ws, env: { PATH: `${planted}:${PATH}` }, git: bindGit(findGit(PATH, [])).run },
     )
     expect(verdict.results.map((r) => r.status)).toEqual(['unmet', 'unmet'])
     expect(existsSync(ran)).toBe(false)

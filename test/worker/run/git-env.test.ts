@@ -11,6 +11,7 @@ import {
   statSync,
   symlinkSync,
 } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { verify } from '../../../worker/checks/index.js'
@@ -24,7 +25,7 @@ import {
   gitSafetyArgs,
   runGit,
 } from '../../../worker/run/git-env.js'
-import { gitHome, scratchHomeIn } from '../../../worker/run/git-home.js'
+import { scratchHomeIn } from '../../../worker/run/git-home.js'
 import { failingMount } from '../checks/failing-mount.js'
 import { git, repoWithCommit, tempDir, write } from '../checks/helpers.js'
 import { diesWithin, promisorTrap } from '../git-fixtures.js'
@@ -126,7 +127,7 @@ describe('findGit', () => {
   it('answers the real path of the git it found and the PATH it was found on', () => {
     const dir = tempDir()
     symlinkSync(GIT.bin, join(dir, 'git'))
-    expect(findGit(`${dir}:/usr/bin`, [])).toEqual({ bin: GIT.bin, path: `${dir}:/usr/bin` })
+    expect(findGit(`${dir}:/usr/bin`, [])).toMatchObject({ bin: GIT.bin, path: `${dir}:/usr/bin` })
   })
 })
 
@@ -231,7 +232,7 @@ describe('runGit', () => {
 function scriptedGit(body: string): { git: Git; dir: string } {
   const dir = tempDir()
   write(dir, 'git', `#!/bin/sh\necho $$ > ${dir}/pid\n${body}\n`, 0o755)
-  return { git: { bin: join(dir, 'git'), path: PATH }, dir }
+  return { git: { bin: join(dir, 'git'), path: PATH, home: GIT.home }, dir }
 }
 
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim())
@@ -309,7 +310,7 @@ describe('runGit: bounds', () => {
 
   it('is GitUnavailableError when git cannot be started, and signals nothing', async () => {
     const kill = vi.spyOn(process, 'kill')
-    const missing = { bin: join(tempDir(), 'no-git'), path: PATH }
+    const missing = { bin: join(tempDir(), 'no-git'), path: PATH, home: GIT.home }
     const run = runGit(tempDir(), ['status'], { git: missing })
     await expect(run).rejects.toThrow(GitUnavailableError)
     await expect(run).rejects.toThrow(/^git could not start: spawn .*no-git ENOENT$/)
@@ -432,11 +433,15 @@ describe('the scratch HOME of git', () => {
     expect(() => scratchHomeIn(broken)).toThrow(/EIO/)
   })
 
-  it("is the process's one HOME for git, of mode 0700", () => {
-    const home = gitHome()
-    expect(gitHome()).toBe(home)
+  it('comes with the git findGit finds: the scratch HOME of the directory given, of mode 0700', () => {
+    const parent = tempDir()
+    const { home } = findGit(PATH, [], parent)
+    expect(home).toBe(scratchHomeIn(parent))
     expect(statSync(home).mode & 0o777).toBe(0o700)
-    expect(basename(home)).toMatch(/^preflight-git-home-/)
+  })
+
+  it('is in the temporary directory unless another is given', () => {
+    expect(dirname(findGit(PATH, []).home)).toBe(tmpdir())
   })
 
   // The removal runs at exit: a child process shows it.
