@@ -11,6 +11,7 @@ import {
   sweep,
   writableBy,
 } from '../../worker/identity.js'
+import { waitFor } from '../support/wait.js'
 import { tempDir, write } from './checks/helpers.js'
 import { alive, diesWithin } from './git-fixtures.js'
 
@@ -123,9 +124,9 @@ describe.runIf(isRoot)('sweep', () => {
       detached: true,
       stdio: 'ignore',
     })
-    await new Promise((r) => setTimeout(r, 200))
+    // sh, its sleep, and the sleep that left with setsid
+    await waitFor(() => liveProcesses(who.uid).length >= 3, { what: 'three processes of the uid' })
     const before = liveProcesses(who.uid)
-    expect(before.length).toBeGreaterThanOrEqual(3)
     await sweep(who)
     for (const pid of before) expect(await diesWithin(pid)).toBe(true)
     expect(liveProcesses(who.uid)).toEqual([])
@@ -146,7 +147,10 @@ describe.runIf(isRoot)('sweep', () => {
     execFileSync('cc', ['-pthread', '-o', join(dir, 'zl'), source])
     const child = spawn(join(dir, 'zl'), [], { ...who, detached: true, stdio: 'ignore' })
     const pid = child.pid ?? 0
-    await waitFor(() => /State:\s*Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8')))
+    await waitFor(() => /State:\s*Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8')), {
+      everyMs: 20,
+      what: 'the main thread to exit',
+    })
     expect(liveProcesses(who.uid)).toContain(pid)
     await sweep(who)
     expect(liveProcesses(who.uid)).toEqual([])
@@ -155,7 +159,7 @@ describe.runIf(isRoot)('sweep', () => {
   it('leaves processes of other uids alone', async () => {
     const other = spawn('sleep', ['60'], { uid: 61_901, gid: 61_901, stdio: 'ignore' })
     try {
-      await new Promise((r) => setTimeout(r, 100))
+      await waitFor(() => liveProcesses(61_901).includes(other.pid ?? 0), { what: 'the other uid’s process' })
       await sweep(who)
       expect(other.pid && alive(other.pid)).toBe(true)
     } finally {
@@ -194,11 +198,3 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
     expect(owner(join(ws, 'own.txt'))).toBe(who.uid)
   })
 })
-
-async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}

@@ -25,6 +25,7 @@ import {
   runGit,
 } from '../../../worker/run/git-env.js'
 import { gitHome, scratchHomeIn } from '../../../worker/run/git-home.js'
+import { waitFor } from '../../support/wait.js'
 import { failingMount } from '../checks/failing-mount.js'
 import { git, repoWithCommit, tempDir, write } from '../checks/helpers.js'
 import { diesWithin, promisorTrap } from '../git-fixtures.js'
@@ -236,9 +237,7 @@ function scriptedGit(body: string): { git: Git; dir: string } {
 
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim())
 
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10))
-}
+const until = (done: () => boolean) => waitFor(done, { what: 'the scripted git to start' })
 
 describe('runGit: bounds', () => {
   afterEach(() => {
