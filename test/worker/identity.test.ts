@@ -12,7 +12,7 @@ import {
   writableBy,
 } from '../../worker/identity.js'
 import { waitFor } from '../support/wait.js'
-import { tempDir, write } from './checks/helpers.js'
+import { testDir, write } from './checks/helpers.js'
 import { alive, diesWithin } from './git-fixtures.js'
 
 const isRoot = process.getuid?.() === 0
@@ -55,28 +55,28 @@ const agents = [slotIdentity(4_242, 0), slotIdentity(4_242, 1)]
 
 describe('writableBy: where an agent could replace a file', () => {
   it('is nowhere for a file in directories only their owner writes (sticky /tmp above)', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     expect(writableBy(write(dir, 'git', '', 0o755), agents)).toBeUndefined()
   })
 
   it('is the directory that others may write', () => {
-    const dir = tempDir()
+    const dir = testDir()
     const file = write(dir, 'bin/git', '', 0o755)
     chmodSync(join(dir, 'bin'), 0o777)
     expect(writableBy(file, agents)).toBe(join(dir, 'bin'))
   })
 
   it('is the file itself when others may write it', () => {
-    const file = write(tempDir(), 'git', '', 0o757)
+    const file = write(testDir(), 'git', '', 0o757)
     expect(writableBy(file, agents)).toBe(file)
   })
 
   it('follows a link to the file that runs', () => {
-    const open = tempDir()
+    const open = testDir()
     chmodSync(open, 0o777)
     const real = write(open, 'git', '', 0o755)
-    const safe = tempDir()
+    const safe = testDir()
     symlinkSync(real, join(safe, 'git'))
     expect(writableBy(join(safe, 'git'), agents)).toBe(open)
   })
@@ -84,10 +84,10 @@ describe('writableBy: where an agent could replace a file', () => {
 
 describe('writableBy: the path as given', () => {
   it('is the directory holding a link the agents could point elsewhere', () => {
-    const safe = tempDir()
+    const safe = testDir()
     chmodSync(safe, 0o755)
     const real = write(safe, 'creds', '', 0o600)
-    const open = tempDir()
+    const open = testDir()
     chmodSync(open, 0o777)
     symlinkSync(real, join(open, 'creds'))
     expect(writableBy(join(open, 'creds'), agents)).toBe(open)
@@ -96,19 +96,19 @@ describe('writableBy: the path as given', () => {
 
 describe('readableBy: whether an agent could read a secret', () => {
   it('is true for a file others may read, in directories they may search', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     expect(readableBy(write(dir, 'token', 't', 0o644), agents)).toBe(true)
   })
 
   it('is false for a file only its owner reads', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     expect(readableBy(write(dir, 'token', 't', 0o600), agents)).toBe(false)
   })
 
   it('is false behind a directory they may not search', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o700)
     expect(readableBy(write(dir, 'token', 't', 0o644), agents)).toBe(false)
   })
@@ -136,7 +136,7 @@ describe.runIf(isRoot)('sweep', () => {
   // A process whose main thread called pthread_exit shows as a zombie in /proc/<pid>/status while its
   // other threads run on: it is alive, and must be swept. (A C program: no script can do this.)
   it('ends a process whose main thread exited while another thread runs', async () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     const source = write(
       dir,
@@ -173,9 +173,9 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
   const owner = (path: string) => lstatSync(path).uid
 
   it('gives the whole tree, links themselves and not what they point at, and closes its top', async () => {
-    const outside = tempDir()
+    const outside = testDir()
     const secret = write(outside, 'secret')
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/a.ts')
     symlinkSync(secret, join(ws, 'src', 'link'))
     await handOver(ws, who)
@@ -187,9 +187,9 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
   })
 
   it("leaves alone a file with another link (a local clone hard-links the source's objects)", async () => {
-    const source = tempDir()
+    const source = testDir()
     const object = write(source, 'objects/ab/cdef')
-    const ws = tempDir()
+    const ws = testDir()
     mkdirSync(join(ws, 'objects'))
     linkSync(object, join(ws, 'objects', 'cdef'))
     write(ws, 'own.txt')
