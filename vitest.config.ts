@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
@@ -7,6 +8,9 @@ export default defineConfig({
     // the soak test runs minutes: `npm run soak` (test/soak/vitest.config.ts)
     exclude: [...configDefaults.exclude, 'test/containers/**', 'test/soak/**'],
     globalSetup: ['test/global-setup.ts'],
+    // vitest's default is one worker per core but one: a single worker on 2 cores, where most files
+    // wait on processes, git and PostgreSQL rather than compute, and their waits would not overlap
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -16,6 +16,8 @@ export interface ServerOptions {
   host?: string
   config?: Partial<CoordinatorConfig>
   log?: (line: string) => void
+  // tests pass their own, to see when a claim is parked
+  waker?: Waker
 }
 
 export interface RunningServer {
@@ -29,7 +31,7 @@ const CLOSE_GRACE_MS = 10_000
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
-  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: new Waker() })
+  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker() })
   const app = createApp(deps)
   // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
   const wake = () => deps.waker.wake()

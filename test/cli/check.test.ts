@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { repoWithCommit, tempDir, write } from '../worker/checks/helpers.js'
+import { repoWithCommit, testDir, write } from '../worker/checks/helpers.js'
 import { promisorTrap } from '../worker/git-fixtures.js'
 
 const BIN = join(import.meta.dirname, '../../bin/preflight.js')
@@ -15,7 +15,7 @@ function check(args: string[], env: Record<string, string> = { PATH }) {
 }
 
 function requiresFile(body: unknown): string {
-  const file = join(tempDir(), 'requires.json')
+  const file = join(testDir(), 'requires.json')
   writeFileSync(file, typeof body === 'string' ? body : JSON.stringify(body))
   return file
 }
@@ -34,7 +34,7 @@ describe('preflight check', () => {
   })
 
   it('exits 1 and lists unmet requirements first in text', () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'package.json')
     const run = check([
       '--workspace',
@@ -49,7 +49,7 @@ describe('preflight check', () => {
   })
 
   it('prints the report shape plus workspace with --format json', () => {
-    const ws = tempDir()
+    const ws = testDir()
     const run = check(['--workspace', ws, '--requires', requiresFile({ exec: ['sh'] }), '--format', 'json'])
     const report = JSON.parse(run.stdout)
     expect(Object.keys(report).sort()).toEqual([
@@ -70,7 +70,7 @@ describe('preflight check', () => {
   })
 
   it('prints one testcase per requirement and a failure for each unmet one with --format junit, escaped', () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'a&b.txt')
     const run = check([
       '--workspace',
@@ -88,7 +88,7 @@ describe('preflight check', () => {
   })
 
   it('reads contextRequires from a whole definition with --subagent', () => {
-    const ws = tempDir()
+    const ws = testDir()
     const file = requiresFile({
       name: 'fixer',
       agent: { command: ['true'] },
@@ -99,22 +99,22 @@ describe('preflight check', () => {
 
   it('answers met with nothing declared for a definition without contextRequires', () => {
     const file = requiresFile({ name: 'fixer', agent: { command: ['true'] } })
-    const run = check(['--workspace', tempDir(), '--subagent', file, '--format', 'json'])
+    const run = check(['--workspace', testDir(), '--subagent', file, '--format', 'json'])
     expect(run.code).toBe(0)
     expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'met', declared: false, results: [] })
   })
 
   it('resolves exec on its own PATH', () => {
-    const bin = tempDir()
+    const bin = testDir()
     write(bin, 'pnpm', '#!/bin/sh\n', 0o755)
     const file = requiresFile({ exec: ['pnpm'] })
-    expect(check(['--workspace', tempDir(), '--requires', file], { PATH: `${bin}:${PATH}` }).code).toBe(0)
-    expect(check(['--workspace', tempDir(), '--requires', file], { PATH }).code).toBe(1)
+    expect(check(['--workspace', testDir(), '--requires', file], { PATH: `${bin}:${PATH}` }).code).toBe(0)
+    expect(check(['--workspace', testDir(), '--requires', file], { PATH }).code).toBe(1)
   })
 
   it('keeps its own GIT_DIR from reaching git', () => {
     const other = repoWithCommit()
-    const ws = tempDir()
+    const ws = testDir()
     const env = { PATH, GIT_DIR: join(other, '.git'), GIT_WORK_TREE: ws }
     // git itself, handed that environment, would call the workspace a worktree
     expect(
@@ -176,7 +176,7 @@ describe('preflight check: bad input exits 2 with one sentence on stderr', () =>
     ['an unknown flag', (ws) => ['--workspace', ws, '--fast'], /--fast/],
   ]
   it.each(cases)('rejects %s', (_name, args, message) => {
-    const run = check(args(tempDir()))
+    const run = check(args(testDir()))
     expect(run.code).toBe(2)
     expect(run.stderr).toMatch(message)
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
@@ -186,7 +186,7 @@ describe('preflight check: bad input exits 2 with one sentence on stderr', () =>
   it.each(['uploadpack', 'sshCommand'] as const)(
     "never runs a command from the workspace's git config: a promisor remote's %s",
     async (via) => {
-      const marker = join(tempDir(), 'fetched')
+      const marker = join(testDir(), 'fetched')
       const ws = await promisorTrap(via, marker)
       try {
         const run = check(['--workspace', ws, '--requires', requiresFile({ git: { history: true } })])
@@ -199,14 +199,14 @@ describe('preflight check: bad input exits 2 with one sentence on stderr', () =>
   )
 
   it('refuses a requirements file that is not a small regular file, in one line, exit 2', () => {
-    const big = join(tempDir(), 'big.json')
+    const big = join(testDir(), 'big.json')
     writeFileSync(big, `{"paths":["${'a'.repeat(1024 * 1024)}"]}`)
     for (const [file, says] of [
       ['/dev/zero', 'not a regular file'],
-      [tempDir(), 'not a regular file'],
+      [testDir(), 'not a regular file'],
       [big, 'larger than 1 MiB'],
     ]) {
-      const run = check(['--workspace', tempDir(), '--requires', file as string])
+      const run = check(['--workspace', testDir(), '--requires', file as string])
       expect(run.code).toBe(2)
       expect(run.stderr.trim().split('\n')).toHaveLength(1)
       expect(run.stderr).toContain(says)

@@ -10,6 +10,7 @@ import { findActiveToken } from '../../src/coordinator/db/tokens.js'
 import { createToken, hashToken } from '../../src/coordinator/http/auth.js'
 import { startServer } from '../../src/coordinator/server.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
 const BIN = new URL('../../bin/preflight.js', import.meta.url).pathname
@@ -94,7 +95,7 @@ describe('preflight token list and revoke', () => {
       const { stdout } = await preflight('revoke', String(made.id))
       expect(stdout).toBe(`revoked token ${made.id} (operator, leaked)\n`)
       const started = Date.now()
-      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
+      await waitFor(async () => (await use()) === 401, { timeoutMs: 2_000, what: 'the token to be refused' })
       expect(Date.now() - started).toBeLessThan(2_000)
     } finally {
       await server.stop()

@@ -12,6 +12,7 @@ import { tokens } from '../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { definition, reportFor, workspace } from '../support/fixtures.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { waitFor } from '../support/wait.js'
 
 interface Answer {
   route: string
@@ -238,7 +239,7 @@ describe('a revoke while the LISTEN connection is down', () => {
       await revokeToken(t.db.orm, id, true)
       await proxy.forward()
       const started = Date.now()
-      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
+      await waitFor(async () => (await use()) === 401, { timeoutMs: 3_000, what: 'the token to be refused' })
       expect(Date.now() - started).toBeLessThan(3_000)
     } finally {
       await proxy.forward()

@@ -1,10 +1,12 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { createToken, syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { tokens } from '../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { definition, workspace } from '../support/fixtures.js'
+import { waitFor } from '../support/wait.js'
 
 const post = (base: string, path: string, token: string, body: unknown) =>
   fetch(`${base}${path}`, {
@@ -24,16 +26,25 @@ describe('the coordinator server', () => {
   })
   afterAll(() => t.drop())
 
-  const start = (claimPollMs: number) =>
-    startServer({ db: t.db, port: 0, host: '127.0.0.1', config: { claimPollMs }, log: () => {} })
+  const start = (claimPollMs: number, waker?: Waker) =>
+    startServer({
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      config: { claimPollMs },
+      log: () => {},
+      ...(waker ? { waker } : {}),
+    })
+  const parked = (waker: Waker) => waitFor(() => waker.waiting === 1, { what: 'the claim to be parked' })
 
   it('wakes a claim waiting on one coordinator when another queues a dispatch (NOTIFY)', async () => {
     // Polling slower than the wait and the test's own timeout: only the NOTIFY wake-up answers in time.
-    const [a, b] = await Promise.all([start(60_000), start(60_000)])
+    const wakerOfA = new Waker()
+    const [a, b] = await Promise.all([start(60_000, wakerOfA), start(60_000)])
     try {
       await post(b.url, '/v1/subagents', tokens.admin, definition())
       const waiting = post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 30_000 })
-      await new Promise((r) => setTimeout(r, 300))
+      await parked(wakerOfA)
       const created = await (
         await post(b.url, '/v1/dispatches', tokens.admin, { subagent: 'frontend-fixer', workspace })
       ).json()
@@ -50,7 +61,12 @@ describe('the coordinator server', () => {
   it('wakes a claim waiting on another coordinator (NOTIFY from the sweep)', async () => {
     const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
     // a: never polls nor sweeps within the test, so only a NOTIFY wakes its waiting claim; b: sweeps.
-    const a = await startServer({ ...opts, config: { claimPollMs: 60_000, sweepIntervalMs: 600_000 } })
+    const wakerOfA = new Waker()
+    const a = await startServer({
+      ...opts,
+      config: { claimPollMs: 60_000, sweepIntervalMs: 600_000 },
+      waker: wakerOfA,
+    })
     const b = await startServer({ ...opts, config: { claimPollMs: 60_000, sweepIntervalMs: 50 } })
     try {
       await post(a.url, '/v1/subagents', tokens.admin, definition())
@@ -63,7 +79,7 @@ describe('the coordinator server', () => {
 
       const started = Date.now()
       const waiting = post(a.url, '/v1/worker/claim', tokens.worker, { workerId: 'w2', waitMs: 8_000 })
-      await new Promise((r) => setTimeout(r, 300))
+      await parked(wakerOfA)
       await t.db.orm.execute(
         sql`UPDATE dispatches SET lease_expires_at = now() - interval '1 second' WHERE id = ${id}`,
       )
@@ -97,8 +113,8 @@ describe('the coordinator server', () => {
       })
       expect(revoked.status).toBe(200)
       const started = Date.now()
-      while ((await use()) !== 401) await new Promise((r) => setTimeout(r, 20))
       // Without the NOTIFY, a would trust its cached answer for ten minutes.
+      await waitFor(async () => (await use()) === 401, { timeoutMs: 2_000, what: 'a to refuse the token' })
       expect(Date.now() - started).toBeLessThan(2_000)
     } finally {
       await Promise.all([a.stop(), b.stop()])
@@ -106,9 +122,10 @@ describe('the coordinator server', () => {
   }, 20_000)
 
   it('answers waiting claims with 204 on stop, and stop is idempotent', async () => {
-    const s: RunningServer = await start(60_000)
+    const waker = new Waker()
+    const s: RunningServer = await start(60_000, waker)
     const waiting = post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 20_000 })
-    await new Promise((r) => setTimeout(r, 300))
+    await parked(waker)
     await Promise.all([s.stop(), s.stop()])
     expect((await waiting).status).toBe(204)
     await s.stop()
@@ -127,16 +144,21 @@ describe('the coordinator server', () => {
       const { id } = (await (
         await post(s.url, '/v1/dispatches', tokens.admin, { subagent: 'swept', workspace })
       ).json()) as { id: string }
-      while ((await post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w' })).status === 200) {}
-      let status = 'claimed'
-      while (status !== 'queued') {
-        await new Promise((r) => setTimeout(r, 50))
+      await waitFor(
+        async () => (await post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w' })).status !== 200,
+        { what: 'the queue to be drained' },
+      )
+      const status = async () => {
         const res = await fetch(`${s.url}/v1/dispatches/${id}`, {
           headers: { authorization: `Bearer ${tokens.admin}` },
         })
-        status = ((await res.json()) as { status: string }).status
+        return ((await res.json()) as { status: string }).status
       }
-      expect(status).toBe('queued')
+      await waitFor(async () => (await status()) === 'queued', {
+        everyMs: 50,
+        what: 'the sweep to requeue it',
+      })
+      expect(await status()).toBe('queued')
     } finally {
       await s.stop()
     }

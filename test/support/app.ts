@@ -1,8 +1,11 @@
 // An app on a fresh test database with one seeded token per role, and a JSON request helper.
+// `useTestApp()` gives a suite one such app, made before its tests and dropped after them.
 
+import { afterAll, beforeAll } from 'vitest'
 import type { Role } from '../../src/contract/index.js'
 import { createApp } from '../../src/coordinator/app.js'
 import type { CoordinatorConfig } from '../../src/coordinator/config.js'
+import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from './db.js'
 
@@ -16,6 +19,8 @@ export const tokens: Record<Role, string> = {
 export interface TestApp {
   app: ReturnType<typeof createApp>
   t: TestDatabase
+  // the app's waker: `waker.waiting` tells when a long-polling claim is parked
+  waker: Waker
   call(
     method: string,
     path: string,
@@ -40,10 +45,12 @@ export async function createTestApp(
     t.db.orm,
     Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
   )
-  const app = createApp({ db: t.db, config })
+  const waker = new Waker()
+  const app = createApp({ db: t.db, config, waker })
   return {
     app,
     t,
+    waker,
     async call(method, path, { role = 'admin', body, raw } = {}) {
       const headers: Record<string, string> = {}
       if (role) headers.authorization = `Bearer ${tokens[role]}`
@@ -57,5 +64,38 @@ export async function createTestApp(
       return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
     },
     close: () => t.drop(),
+  }
+}
+
+// The suite's app: made in a beforeAll, dropped in an afterAll, both registered here (in the describe
+// it is called in). The returned object reads the app of the moment, so tests and helpers use it as a TestApp.
+export function useTestApp(
+  config: Partial<CoordinatorConfig> = {},
+  opts: { pglite?: boolean } = {},
+): TestApp {
+  let current: TestApp | undefined
+  beforeAll(async () => {
+    current = await createTestApp(config, opts)
+  })
+  afterAll(async () => {
+    await current?.close()
+    current = undefined
+  })
+  const get = (): TestApp => {
+    if (!current) throw new Error('useTestApp: the app exists from beforeAll to afterAll only')
+    return current
+  }
+  return {
+    get app() {
+      return get().app
+    },
+    get t() {
+      return get().t
+    },
+    get waker() {
+      return get().waker
+    },
+    call: (method, path, opts) => get().call(method, path, opts),
+    close: () => get().close(),
   }
 }

@@ -15,15 +15,19 @@ const identity = {
   GIT_CONFIG_NOSYSTEM: '1',
 }
 
-// git for setting fixtures up (not the code under test): the test's own environment, no user config.
+// git for setting fixtures up (not the code under test): a fixed identity, no user or system config and
+// none of the test runner's GIT_* variables.
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: cwd, ...identity },
     encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
   }).trim()
 }
 
+// A fresh directory the caller removes (removeAll); it may outlive a test. (checks/helpers.ts's testDir
+// is one test's own and is removed after it.)
 export async function tempDir(prefix = 'preflight-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix))
 }

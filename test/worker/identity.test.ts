@@ -11,7 +11,8 @@ import {
   sweep,
   writableBy,
 } from '../../worker/identity.js'
-import { tempDir, write } from './checks/helpers.js'
+import { waitFor } from '../support/wait.js'
+import { testDir, write } from './checks/helpers.js'
 import { alive, diesWithin } from './git-fixtures.js'
 
 const isRoot = process.getuid?.() === 0
@@ -54,28 +55,28 @@ const agents = [slotIdentity(4_242, 0), slotIdentity(4_242, 1)]
 
 describe('writableBy: where an agent could replace a file', () => {
   it('is nowhere for a file in directories only their owner writes (sticky /tmp above)', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     expect(writableBy(write(dir, 'git', '', 0o755), agents)).toBeUndefined()
   })
 
   it('is the directory that others may write', () => {
-    const dir = tempDir()
+    const dir = testDir()
     const file = write(dir, 'bin/git', '', 0o755)
     chmodSync(join(dir, 'bin'), 0o777)
     expect(writableBy(file, agents)).toBe(join(dir, 'bin'))
   })
 
   it('is the file itself when others may write it', () => {
-    const file = write(tempDir(), 'git', '', 0o757)
+    const file = write(testDir(), 'git', '', 0o757)
     expect(writableBy(file, agents)).toBe(file)
   })
 
   it('follows a link to the file that runs', () => {
-    const open = tempDir()
+    const open = testDir()
     chmodSync(open, 0o777)
     const real = write(open, 'git', '', 0o755)
-    const safe = tempDir()
+    const safe = testDir()
     symlinkSync(real, join(safe, 'git'))
     expect(writableBy(join(safe, 'git'), agents)).toBe(open)
   })
@@ -83,10 +84,10 @@ describe('writableBy: where an agent could replace a file', () => {
 
 describe('writableBy: the path as given', () => {
   it('is the directory holding a link the agents could point elsewhere', () => {
-    const safe = tempDir()
+    const safe = testDir()
     chmodSync(safe, 0o755)
     const real = write(safe, 'creds', '', 0o600)
-    const open = tempDir()
+    const open = testDir()
     chmodSync(open, 0o777)
     symlinkSync(real, join(open, 'creds'))
     expect(writableBy(join(open, 'creds'), agents)).toBe(open)
@@ -95,19 +96,19 @@ describe('writableBy: the path as given', () => {
 
 describe('readableBy: whether an agent could read a secret', () => {
   it('is true for a file others may read, in directories they may search', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     expect(readableBy(write(dir, 'token', 't', 0o644), agents)).toBe(true)
   })
 
   it('is false for a file only its owner reads', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     expect(readableBy(write(dir, 'token', 't', 0o600), agents)).toBe(false)
   })
 
   it('is false behind a directory they may not search', () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o700)
     expect(readableBy(write(dir, 'token', 't', 0o644), agents)).toBe(false)
   })
@@ -123,9 +124,9 @@ describe.runIf(isRoot)('sweep', () => {
       detached: true,
       stdio: 'ignore',
     })
-    await new Promise((r) => setTimeout(r, 200))
+    // sh, its sleep, and the sleep that left with setsid
+    await waitFor(() => liveProcesses(who.uid).length >= 3, { what: 'three processes of the uid' })
     const before = liveProcesses(who.uid)
-    expect(before.length).toBeGreaterThanOrEqual(3)
     await sweep(who)
     for (const pid of before) expect(await diesWithin(pid)).toBe(true)
     expect(liveProcesses(who.uid)).toEqual([])
@@ -135,7 +136,7 @@ describe.runIf(isRoot)('sweep', () => {
   // A process whose main thread called pthread_exit shows as a zombie in /proc/<pid>/status while its
   // other threads run on: it is alive, and must be swept. (A C program: no script can do this.)
   it('ends a process whose main thread exited while another thread runs', async () => {
-    const dir = tempDir()
+    const dir = testDir()
     chmodSync(dir, 0o755)
     const source = write(
       dir,
@@ -146,7 +147,10 @@ describe.runIf(isRoot)('sweep', () => {
     execFileSync('cc', ['-pthread', '-o', join(dir, 'zl'), source])
     const child = spawn(join(dir, 'zl'), [], { ...who, detached: true, stdio: 'ignore' })
     const pid = child.pid ?? 0
-    await waitFor(() => /State:\s*Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8')))
+    await waitFor(() => /State:\s*Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8')), {
+      everyMs: 20,
+      what: 'the main thread to exit',
+    })
     expect(liveProcesses(who.uid)).toContain(pid)
     await sweep(who)
     expect(liveProcesses(who.uid)).toEqual([])
@@ -155,7 +159,7 @@ describe.runIf(isRoot)('sweep', () => {
   it('leaves processes of other uids alone', async () => {
     const other = spawn('sleep', ['60'], { uid: 61_901, gid: 61_901, stdio: 'ignore' })
     try {
-      await new Promise((r) => setTimeout(r, 100))
+      await waitFor(() => liveProcesses(61_901).includes(other.pid ?? 0), { what: 'the other uid’s process' })
       await sweep(who)
       expect(other.pid && alive(other.pid)).toBe(true)
     } finally {
@@ -169,9 +173,9 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
   const owner = (path: string) => lstatSync(path).uid
 
   it('gives the whole tree, links themselves and not what they point at, and closes its top', async () => {
-    const outside = tempDir()
+    const outside = testDir()
     const secret = write(outside, 'secret')
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/a.ts')
     symlinkSync(secret, join(ws, 'src', 'link'))
     await handOver(ws, who)
@@ -183,9 +187,9 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
   })
 
   it("leaves alone a file with another link (a local clone hard-links the source's objects)", async () => {
-    const source = tempDir()
+    const source = testDir()
     const object = write(source, 'objects/ab/cdef')
-    const ws = tempDir()
+    const ws = testDir()
     mkdirSync(join(ws, 'objects'))
     linkSync(object, join(ws, 'objects', 'cdef'))
     write(ws, 'own.txt')
@@ -194,11 +198,3 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
     expect(owner(join(ws, 'own.txt'))).toBe(who.uid)
   })
 })
-
-async function waitFor(condition: () => boolean, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}

@@ -1,10 +1,11 @@
 // A dispatch's job: its signal follows the worker's and the lease's, and its end lets the lease go
 // before anything else and leaves nothing attached to the worker's long-lived signal.
 //
-// The coordinator is a stand-in object (heartbeats answered 409 on cue), as in lease.test.ts.
+// The coordinator is a stand-in object (heartbeats answered 409 on cue), and time is vitest's fake
+// clock, as in lease.test.ts.
 import { randomUUID } from 'node:crypto'
 import { getEventListeners } from 'node:events'
-import { describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ClaimResponse } from '../../src/contract/index.js'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
@@ -12,6 +13,13 @@ import { openJob } from '../../worker/job.js'
 import { GIT } from './git-fixtures.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+beforeEach(() => {
+  vi.useFakeTimers()
+})
+afterEach(() => {
+  vi.useRealTimers()
+})
 
 function setup(leaseMs: number) {
   const beats: number[] = []
@@ -59,7 +67,8 @@ describe('openJob', () => {
 
   it('is aborted when the lease is lost', async () => {
     const { job, warnings } = setup(900)
-    await sleep(600)
+    // the first heartbeat, a third into the lease, is answered 409
+    await vi.advanceTimersByTimeAsync(300)
     expect(job.signal.aborted).toBe(true)
     expect(warnings.some((w) => w.includes('lease lost'))).toBe(true)
     await job.close('abandoned')
@@ -68,7 +77,10 @@ describe('openJob', () => {
   it('lets the lease go before its slow releases run: no heartbeat, no "lease lost" while cleaning up', async () => {
     const { job, beats, warnings } = setup(900)
     job.onClose(() => sleep(1_000))
-    await job.close('succeeded')
+    const closing = job.close('succeeded')
+    // the release outlasts the lease: any heartbeat still scheduled would be due in that time
+    await vi.advanceTimersByTimeAsync(1_000)
+    await closing
     expect(beats).toEqual([])
     expect(warnings).toEqual([])
   })

@@ -4,17 +4,27 @@
 // The coordinator is a stand-in object with a `heartbeat` method: these tests need heartbeats that
 // fail, hang or answer on cue, which the real coordinator does not do on demand. The e2e tests
 // (lease-expiry, resilience) run the keeper against real HTTP and a real coordinator.
-import { afterEach, describe, expect, it } from 'vitest'
+//
+// Time is vitest's fake clock (timers and Date): each test advances it, so the keeper's timing is
+// exact and the tests take no real time.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { keepLease, type LeaseKeeper } from '../../worker/lease.js'
 
 const fence = { id: '00000000-0000-4000-8000-00000000000a', attempt: 1, leaseToken: 'lease' }
 const LEASE_MS = 1_500
 const inLease = () => new Date(Date.now() + LEASE_MS).toISOString()
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+// Runs every timer due within `ms` of fake time, settling the promises each one starts.
+const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms)
 
 let keeper: LeaseKeeper | undefined
-afterEach(() => keeper?.stop())
+beforeEach(() => {
+  vi.useFakeTimers()
+})
+afterEach(() => {
+  keeper?.stop()
+  vi.useRealTimers()
+})
 
 function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt = inLease()) {
   const calls: number[] = []
@@ -35,12 +45,12 @@ function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt =
 describe('keepLease', () => {
   it('renews the lease while the coordinator answers, and beats no more once stopped', async () => {
     const k = keep(async () => ({ status: 'running', lease: { token: 'lease', expiresAt: inLease() } }))
-    await sleep(2 * LEASE_MS)
+    await elapse(2 * LEASE_MS)
     expect(k.lost).toEqual([])
     expect(k.calls.length).toBeGreaterThanOrEqual(3)
     keeper?.stop()
     const beats = k.calls.length
-    await sleep(LEASE_MS + 200)
+    await elapse(LEASE_MS + 200)
     expect(k.calls.length).toBe(beats)
     expect(k.lost).toEqual([])
   })
@@ -49,20 +59,20 @@ describe('keepLease', () => {
     const k = keep(async () => {
       throw new LeaseLostError('POST heartbeat: 409 lease lost')
     })
-    await sleep(2 * LEASE_MS)
+    await elapse(2 * LEASE_MS)
     expect(k.calls).toHaveLength(1)
-    expect(k.lost).toHaveLength(1)
-    expect(k.lost[0]).toBeLessThan(LEASE_MS)
+    // at the first beat, a third into the lease
+    expect(k.lost).toEqual([LEASE_MS / 3])
   })
 
   it('keeps trying through failed heartbeats, and gives up when the lease expires unrenewed', async () => {
     const k = keep(async () => {
       throw new Error('connect ECONNREFUSED')
     })
-    await sleep(2 * LEASE_MS)
+    await elapse(2 * LEASE_MS)
     expect(k.lost).toHaveLength(1)
-    // not before the expiry it knew of; shortly after it
-    expect(k.lost[0]).toBeGreaterThanOrEqual(LEASE_MS - 50)
+    // at the expiry it knew of, not before
+    expect(k.lost).toEqual([LEASE_MS])
     expect(k.calls.length).toBeGreaterThanOrEqual(2)
     expect(k.warnings.some((w) => w.includes('heartbeat failed, will retry'))).toBe(true)
   })
@@ -78,11 +88,10 @@ describe('keepLease', () => {
           })
         }),
     )
-    await sleep(2 * LEASE_MS)
+    await elapse(2 * LEASE_MS)
     expect(k.calls.length).toBeGreaterThanOrEqual(2)
     expect(aborted).toBe(k.calls.length)
-    expect(k.lost).toHaveLength(1)
-    expect(k.lost[0]).toBeGreaterThanOrEqual(LEASE_MS - 50)
+    expect(k.lost).toEqual([LEASE_MS])
   })
 
   it('abandons the heartbeat in flight when stopped', async () => {
@@ -97,15 +106,17 @@ describe('keepLease', () => {
           })
         }),
     )
-    while (started === undefined) await sleep(20)
+    // the first beat is due at a third of the lease
+    await elapse(LEASE_MS / 3)
+    expect(started).toBeDefined()
     keeper?.stop()
-    expect(aborted).toBeDefined()
-    expect((aborted ?? 0) - started).toBeLessThan(100)
+    // at once: no time has passed on the clock
+    expect(aborted).toBe(started)
   })
 
   it('keeps a lease that expires beyond what one timer can wait (~24.8 days)', async () => {
     const k = keep(() => new Promise(() => {}), new Date(Date.now() + 30 * 24 * 3_600_000).toISOString())
-    await sleep(200)
+    await elapse(3_600_000)
     expect(k.lost).toEqual([])
   })
 
@@ -120,9 +131,9 @@ describe('keepLease', () => {
         lease: { token: 'lease', expiresAt: new Date(Date.now() + 3 * LEASE_MS).toISOString() },
       }
     })
-    await sleep(2 * LEASE_MS)
+    await elapse(2 * LEASE_MS)
     expect(k.lost).toEqual([])
-    await sleep(2 * LEASE_MS)
+    await elapse(2 * LEASE_MS)
     expect(k.lost).toHaveLength(1)
   })
 })

@@ -7,6 +7,11 @@ export class Waker {
     return this.closed
   }
 
+  // Claims parked in wait() now: tests wait on it to know a long-poll is parked.
+  get waiting(): number {
+    return this.waiters.size
+  }
+
   // Resolves on the next wake(), after `ms`, on abort or on close — whichever comes first.
   wait(ms: number, signal?: AbortSignal): Promise<void> {
     if (this.closed || signal?.aborted) return Promise.resolve()

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Orm } from '../../../src/coordinator/db/client.js'
 import { createRouter, renderError } from '../../../src/coordinator/http/http.js'
 import { createMetrics, type Metrics } from '../../../src/coordinator/http/metrics.js'
-import { createTestApp, type TestApp, tokens } from '../../support/app.js'
+import { tokens, useTestApp } from '../../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 import { met, seedReport, unmet } from '../routes/reports-fixtures.js'
@@ -158,13 +158,7 @@ describe('GET /metrics without a database', () => {
 })
 
 describe('GET /metrics on the coordinator', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp({ metricsCacheMs: 0 })
-  }, 60_000)
-  afterAll(async () => {
-    await h?.close()
-  })
+  const h = useTestApp({ metricsCacheMs: 0 })
 
   it('needs no token when PREFLIGHT_METRICS_TOKEN is not set', async () => {
     expect((await h.app.request('/metrics')).status).toBe(200)
@@ -189,14 +183,8 @@ describe('GET /metrics on the coordinator', () => {
 })
 
 describe('GET /metrics behind a metrics token', () => {
-  let h: TestApp
   const metricsToken = 'metrics-token-0123456789abcdef'
-  beforeAll(async () => {
-    h = await createTestApp({ metricsToken })
-  }, 60_000)
-  afterAll(async () => {
-    await h?.close()
-  })
+  const h = useTestApp({ metricsToken })
 
   const scrapeWith = (authorization?: string) =>
     h.app.request('/metrics', { headers: authorization ? { authorization } : {} })

@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Role } from '../../../src/contract/index.js'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { useTestApp } from '../../support/app.js'
 import { routes } from './routes.js'
 
 const roles: Role[] = ['orchestrator', 'worker', 'operator', 'admin']
 
 describe('the auth matrix', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   const cases = routes.flatMap((r) =>
     roles.map((role) => [`${r.method} ${r.path.replace(/[0-9a-f-]{36}/, '{id}')}`, role, r] as const),

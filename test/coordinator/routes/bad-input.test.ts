@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type Reply, type TestApp } from '../../support/app.js'
+import { describe, expect, it } from 'vitest'
+import { type Reply, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch } from '../../support/fixtures.js'
 import { withBody } from './routes.js'
 
 // Bad input never reaches a 500: always a 4xx with the error envelope.
 describe('bad input', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   const expectEnvelope = (r: Reply, status: number, code: string) => {
     expect(r.status).toBe(status)

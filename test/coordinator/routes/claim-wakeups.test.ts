@@ -1,20 +1,17 @@
 // Long-polling claims: nothing is claimed for a worker that has gone. (Wake-ups across coordinators:
 // test/coordinator/server.test.ts.)
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp, tokens } from '../../support/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { tokens, useTestApp } from '../../support/app.js'
 import { definition, workspace } from '../../support/fixtures.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+import { waitFor } from '../../support/wait.js'
 
 describe('a claim whose worker has gone', () => {
-  let h: TestApp
+  // Polling slower than the test: a waiting claim looks again only when woken (here: by the abort).
+  const h = useTestApp({ claimPollMs: 60_000 })
   beforeAll(async () => {
-    // Polling slower than the test: a waiting claim looks again only when woken (here: by the abort).
-    h = await createTestApp({ claimPollMs: 60_000 })
     await h.call('POST', '/v1/subagents', { body: definition() })
   })
-  afterAll(() => h.close())
 
   // Queued behind the coordinator's back: no wake-up, as when another coordinator's NOTIFY is late.
   async function queueQuietly(): Promise<string> {
@@ -40,7 +37,7 @@ describe('a claim whose worker has gone', () => {
     await h.t.db.orm.execute(sql`UPDATE dispatches SET status = 'cancelled' WHERE status = 'queued'`)
     const ac = new AbortController()
     const waiting = claimWith(ac.signal, 20_000)
-    await sleep(300)
+    await waitFor(() => h.waker.waiting === 1, { what: 'the claim to be parked' })
     const id = await queueQuietly()
     ac.abort()
     expect((await waiting).status).toBe(204)

@@ -1,16 +1,15 @@
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { rows } from '../../../src/coordinator/db/client.js'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { useTestApp } from '../../support/app.js'
 import { claim, definition, queueDispatch, workspace } from '../../support/fixtures.js'
+import { waitFor } from '../../support/wait.js'
 
 describe('claiming', () => {
-  let h: TestApp
+  const h = useTestApp({ claimPollMs: 50 })
   beforeAll(async () => {
-    h = await createTestApp({ claimPollMs: 50 })
     await h.call('POST', '/v1/subagents', { body: definition() })
   })
-  afterAll(() => h.close())
   beforeEach(async () => {
     await h.t.db.orm.execute(sql`DELETE FROM dispatches`)
   })
@@ -74,7 +73,7 @@ describe('claiming', () => {
       role: 'worker',
       body: { workerId: 'w', waitMs: 20_000 },
     })
-    await new Promise((r) => setTimeout(r, 100))
+    await waitFor(() => h.waker.waiting === 1, { what: 'the claim to be parked' })
     const id = await queueDispatch(h)
     const r = await waiting
     expect(r.status).toBe(200)

@@ -1,15 +1,11 @@
 import { hc } from 'hono/client'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { AppType } from '../../../src/coordinator/app.js'
-import { createTestApp, type TestApp, tokens } from '../../support/app.js'
+import { tokens, useTestApp } from '../../support/app.js'
 import { definition } from '../../support/fixtures.js'
 
 describe('typed client and OpenAPI document', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   it('lets an orchestrator call the API through hono/client with the exported AppType', async () => {
     const client = hc<AppType>('http://coordinator', {

@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { type TestApp, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor, workspace } from '../../support/fixtures.js'
 
 describe('dispatches', () => {
-  let h: TestApp
+  const h = useTestApp()
   beforeAll(async () => {
-    h = await createTestApp()
     await h.call('POST', '/v1/subagents', { body: definition() })
   })
-  afterAll(() => h.close())
 
   const create = (body: Record<string, unknown>) =>
     h.call('POST', '/v1/dispatches', {

@@ -2,19 +2,15 @@
 // and nothing stored. A normal dispatch — every step this project's worker posts, on every attempt,
 // each retried — never comes near. GET /v1/dispatches/{id} shows the newest 200 and the total.
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ClaimResponse } from '../../../src/contract/index.js'
 import { EVENTS_SHOWN } from '../../../src/coordinator/db/events.js'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, lapseLease, queueDispatch } from '../../support/fixtures.js'
 
 describe('event limits', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp({ maxAttempts: 5 })
-  })
-  afterAll(() => h.close())
+  const h = useTestApp({ maxAttempts: 5 })
 
   // A fresh dispatch claimed by a worker (other queued ones cancelled, so the claim takes this one).
   async function claimed() {

@@ -1,22 +1,21 @@
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+import { waitFor } from '../../support/wait.js'
 
 // The write statements re-check the fence: a lease taken over between a write's read and its
 // UPDATE (here: while another transaction holds the row) still turns the write into 409.
 describe('the fence at write time', () => {
-  let h: TestApp
+  const h = useTestApp()
   let other: postgres.Sql
   let watcher: postgres.Sql
   beforeAll(async () => {
-    h = await createTestApp()
     other = postgres(h.t.url as string, { max: 1, onnotice: () => {} })
     watcher = postgres(h.t.url as string, { max: 1, onnotice: () => {} })
   })
   afterAll(async () => {
     await Promise.all([other.end(), watcher.end()])
-    await h.close()
   })
 
   // Holds the dispatch row, starts `write`, waits until it blocks on the row, then hands the
@@ -33,12 +32,14 @@ describe('the fence at write time', () => {
   }
 
   async function waitUntilBlocked() {
-    for (;;) {
-      const [row] = await watcher`SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE dispatches%'`
-      if (row?.n > 0) return
-      await new Promise((r) => setTimeout(r, 20))
-    }
+    await waitFor(
+      async () => {
+        const [row] = await watcher`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE dispatches%'`
+        return row?.n > 0
+      },
+      { everyMs: 20, what: 'the write to block on the row' },
+    )
   }
 
   it('refuses a report whose lease was taken over while it was written', async () => {

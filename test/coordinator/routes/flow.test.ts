@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 
 // The whole happy path, on real PostgreSQL and on embedded PGlite.
@@ -7,11 +7,7 @@ describe.each([
   ['PostgreSQL', false],
   ['PGlite', true],
 ])('a dispatch from creation to success on %s', (_name, pglite) => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp({}, { pglite })
-  })
-  afterAll(() => h.close())
+  const h = useTestApp({}, { pglite })
 
   it('runs create → claim → report → events → complete and shows it all in GET', async () => {
     const def = definition()

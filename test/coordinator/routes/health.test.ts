@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../../support/app.js'
 
 describe('health and the app skeleton', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   it('answers healthz without a token', async () => {
     expect((await h.call('GET', '/healthz', { role: null })).body).toEqual({ status: 'ok' })

@@ -1,16 +1,14 @@
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, lapseLease, queueDispatch, reportFor } from '../../support/fixtures.js'
 
 describe('leases', () => {
-  let h: TestApp
+  const h = useTestApp({ maxAttempts: 3 })
   beforeAll(async () => {
-    h = await createTestApp({ maxAttempts: 3 })
     await h.call('POST', '/v1/subagents', { body: definition() })
   })
-  afterAll(() => h.close())
   beforeEach(async () => {
     await h.t.db.orm.execute(sql`DELETE FROM dispatches`)
   })

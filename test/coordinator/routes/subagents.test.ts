@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../../support/app.js'
 import { definition } from '../../support/fixtures.js'
 
 // sha256 of {"agent":{"command":["claude","-p","fix"]},"name":"pinned"}: a definition without
@@ -7,11 +7,7 @@ import { definition } from '../../support/fixtures.js'
 const PINNED_HASH = '72ae9f2ebefb1e21db37232650e66e9a7bf5e3c64270c3db38cdc9b1573e5f92'
 
 describe('subagent registration', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   it('stores a new definition as version 1 with 201', async () => {
     const r = await h.call('POST', '/v1/subagents', { body: definition('first') })

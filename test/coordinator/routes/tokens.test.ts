@@ -1,16 +1,12 @@
 // GET /v1/tokens and DELETE /v1/tokens/{id}: an admin lists tokens (never a secret) and revokes one,
 // which stops working at once; expired tokens do not work either.
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createToken, hashToken } from '../../../src/coordinator/http/auth.js'
-import { createTestApp, type TestApp, tokens } from '../../support/app.js'
+import { tokens, useTestApp } from '../../support/app.js'
 
 describe('tokens', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   // A request with a raw bearer token; answers the status.
   const use = async (token: string) =>

@@ -1,7 +1,7 @@
 // What a worker may not write: the coordinator's own event steps, unbounded result fields, an
 // attempt past the database's integer. Each is a 400 envelope naming the field, and nothing is stored.
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   type CheckResult,
   COORDINATOR_STEPS,
@@ -9,15 +9,11 @@ import {
   type SubagentDefinition,
 } from '../../../src/contract/index.js'
 import { rows } from '../../../src/coordinator/db/client.js'
-import { createTestApp, type TestApp } from '../../support/app.js'
+import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 
 describe('worker input the coordinator refuses', () => {
-  let h: TestApp
-  beforeAll(async () => {
-    h = await createTestApp()
-  })
-  afterAll(() => h.close())
+  const h = useTestApp()
 
   // A fresh dispatch claimed by a worker (other queued ones cancelled, so the claim takes this one).
   async function claimed(def: SubagentDefinition = definition()) {

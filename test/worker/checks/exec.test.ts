@@ -7,13 +7,13 @@ import { checkExec } from '../../../worker/checks/exec.js'
 import { type AgentIdentity, verify } from '../../../worker/checks/index.js'
 import { resolveOnDirs } from '../../../worker/checks/resolve.js'
 import { failingMount } from './failing-mount.js'
-import { context, link, sharedDir, tempDir, write } from './helpers.js'
+import { context, link, sharedDir, testDir, write } from './helpers.js'
 
 const SCRIPT = '#!/bin/sh\nexit 0\n'
 
 // A real PATH directory holding an executable `name`.
 function binDir(name: string): string {
-  const dir = tempDir('preflight-bin-')
+  const dir = testDir('preflight-bin-')
   write(dir, name, SCRIPT, 0o755)
   return dir
 }
@@ -26,22 +26,22 @@ describe('exec', () => {
   it('resolves on the agent PATH in order, naming the binary, its path and real path', async () => {
     const first = binDir('tool')
     const second = binDir('tool')
-    expect(await checkExec('tool', onPath(tempDir(), first, second))).toEqual({
+    expect(await checkExec('tool', onPath(testDir(), first, second))).toEqual({
       status: 'met',
       observed: { name: 'tool', path: join(first, 'tool'), realpath: join(first, 'tool') },
     })
   })
 
   it("resolves on the agent's PATH, not the worker's", async () => {
-    const ws = tempDir()
-    const finding = await checkExec('node', onPath(ws, tempDir()))
+    const ws = testDir()
+    const finding = await checkExec('node', onPath(ws, testDir()))
     expect(finding).toMatchObject({ status: 'unmet', reason: 'not-found', observed: { name: 'node' } })
   })
 
   it('rejects a directory that shadows a binary earlier on PATH', async () => {
-    const shadow = tempDir()
+    const shadow = testDir()
     mkdirSync(join(shadow, 'pnpm'))
-    const ws = tempDir()
+    const ws = testDir()
     expect(await checkExec('pnpm', onPath(ws, shadow))).toEqual({
       status: 'unmet',
       reason: 'not-found',
@@ -59,9 +59,9 @@ describe('exec', () => {
   })
 
   it('rejects a file without the execute bit', async () => {
-    const dir = tempDir()
+    const dir = testDir()
     write(dir, 'make', SCRIPT, 0o644)
-    const finding = await checkExec('make', onPath(tempDir(), dir))
+    const finding = await checkExec('make', onPath(testDir(), dir))
     expect(finding).toMatchObject({
       status: 'unmet',
       observed: { name: 'make', rejected: [{ path: join(dir, 'make'), why: 'not-executable' }] },
@@ -69,31 +69,31 @@ describe('exec', () => {
   })
 
   it('rejects a dangling symlink', async () => {
-    const dir = tempDir()
+    const dir = testDir()
     link(dir, 'yarn', join(dir, 'gone'))
-    const finding = await checkExec('yarn', onPath(tempDir(), dir))
+    const finding = await checkExec('yarn', onPath(testDir(), dir))
     expect(finding.observed.rejected).toEqual([{ path: join(dir, 'yarn'), why: 'dangling-symlink' }])
   })
 
   it('follows a symlink to an executable and reports its real path', async () => {
     const real = binDir('node-20')
-    const dir = tempDir()
+    const dir = testDir()
     link(dir, 'node', join(real, 'node-20'))
-    expect(await checkExec('node', onPath(tempDir(), dir))).toEqual({
+    expect(await checkExec('node', onPath(testDir(), dir))).toEqual({
       status: 'met',
       observed: { name: 'node', path: join(dir, 'node'), realpath: join(real, 'node-20') },
     })
   })
 
   it('resolves an empty or relative PATH entry against the workspace', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'bin/gen', SCRIPT, 0o755)
     write(ws, 'here', SCRIPT, 0o755)
     expect(await checkExec('gen', onPath(ws, 'bin'))).toMatchObject({
       status: 'met',
       observed: { path: join(ws, 'bin/gen') },
     })
-    const empty = context(ws, {}, { env: { PATH: `${tempDir()}:` } })
+    const empty = context(ws, {}, { env: { PATH: `${testDir()}:` } })
     expect(await checkExec('here', empty)).toMatchObject({
       status: 'met',
       observed: { path: join(ws, 'here') },
@@ -101,7 +101,7 @@ describe('exec', () => {
   })
 
   it('is unmet with nothing searched when the agent environment has no PATH', async () => {
-    const finding = await checkExec('sh', context(tempDir(), {}, { env: {} }))
+    const finding = await checkExec('sh', context(testDir(), {}, { env: {} }))
     expect(finding).toEqual({
       status: 'unmet',
       reason: 'not-found',
@@ -110,9 +110,9 @@ describe('exec', () => {
   })
 
   it('skips PATH entries that do not exist or are files', async () => {
-    const file = write(tempDir(), 'not-a-dir')
+    const file = write(testDir(), 'not-a-dir')
     const real = binDir('tool')
-    const finding = await checkExec('tool', onPath(tempDir(), '/nonexistent/dir', file, real))
+    const finding = await checkExec('tool', onPath(testDir(), '/nonexistent/dir', file, real))
     expect(finding).toMatchObject({ status: 'met', observed: { path: join(real, 'tool') } })
   })
 
@@ -121,7 +121,7 @@ describe('exec', () => {
   // never refused while it holds CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so as root the resolution runs
   // in a child without them (setpriv, the TypeScript source through tsx), still as root and so able to read it.
   it('rejects a candidate in a directory it may not search, and goes on', () => {
-    const root = tempDir()
+    const root = testDir()
     const locked = join(root, 'locked')
     write(locked, 'tool', SCRIPT, 0o755)
     const open = join(root, 'open')
@@ -159,11 +159,11 @@ describe('exec: what is not a regular file', () => {
   it.each(Object.entries(special))(
     'rejects a %s with mode 755 as not-executable, and takes the file after it',
     async (_kind, make) => {
-      const dir = tempDir()
+      const dir = testDir()
       const path = join(dir, 'tool')
       await make(path)
       chmodSync(path, 0o755)
-      const ws = tempDir()
+      const ws = testDir()
       expect(await checkExec('tool', onPath(ws, dir))).toEqual({
         status: 'unmet',
         reason: 'not-found',
@@ -186,7 +186,7 @@ describe('exec: an unexpected error on PATH', () => {
     if (!broken) return ctx.skip()
     const verdict = await verify(
       { exec: ['tool'] },
-      { workspace: tempDir(), env: { PATH: `${broken}:${binDir('tool')}` } },
+      { workspace: testDir(), env: { PATH: `${broken}:${binDir('tool')}` } },
     )
     expect(verdict.results[0]).toMatchObject({
       status: 'error',
@@ -201,7 +201,7 @@ describe('exec: an unexpected error on PATH', () => {
     if (!flaky) return ctx.skip()
     const verdict = await verify(
       { exec: ['tool'] },
-      { workspace: tempDir(), env: { PATH: `${flaky}:${binDir('tool')}` } },
+      { workspace: testDir(), env: { PATH: `${flaky}:${binDir('tool')}` } },
     )
     expect(verdict.results[0]).toMatchObject({
       status: 'error',
@@ -213,11 +213,11 @@ describe('exec: an unexpected error on PATH', () => {
   it('is error check-failed for EIO behind a link on PATH, not a dangling link to pass over', async (ctx) => {
     const broken = await failingMount('EIO')
     if (!broken) return ctx.skip()
-    const dir = tempDir()
+    const dir = testDir()
     link(dir, 'tool', join(broken, 'tool'))
     const verdict = await verify(
       { exec: ['tool'] },
-      { workspace: tempDir(), env: { PATH: `${dir}:${binDir('tool')}` } },
+      { workspace: testDir(), env: { PATH: `${dir}:${binDir('tool')}` } },
     )
     expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'check-failed' })
   })
@@ -228,28 +228,28 @@ describe('exec: an unexpected error on PATH', () => {
       const refused = await failingMount(code)
       if (!refused) return ctx.skip()
       const real = binDir('tool')
-      expect(await checkExec('tool', onPath(tempDir(), refused, real))).toEqual({
+      expect(await checkExec('tool', onPath(testDir(), refused, real))).toEqual({
         status: 'met',
         observed: { name: 'tool', path: join(real, 'tool'), realpath: join(real, 'tool') },
       })
-      expect((await checkExec('tool', onPath(tempDir(), refused))).observed.rejected).toEqual([
+      expect((await checkExec('tool', onPath(testDir(), refused))).observed.rejected).toEqual([
         { path: join(refused, 'tool'), why: 'not-executable' },
       ])
     },
   )
 
   it('skips an entry that is a link loop or a name too long, as execvp does, and lists no plain miss', async () => {
-    const dir = tempDir()
+    const dir = testDir()
     link(dir, 'loop', join(dir, 'loop'))
     const tooLong = `/${'x'.repeat(5000)}`
     const real = binDir('tool')
-    const ws = tempDir()
-    expect(await checkExec('tool', onPath(ws, join(dir, 'loop'), tooLong, tempDir(), real))).toMatchObject({
+    const ws = testDir()
+    expect(await checkExec('tool', onPath(ws, join(dir, 'loop'), tooLong, testDir(), real))).toMatchObject({
       status: 'met',
       observed: { path: join(real, 'tool') },
     })
     expect(
-      (await checkExec('tool', onPath(ws, join(dir, 'loop'), tooLong, tempDir()))).observed.rejected,
+      (await checkExec('tool', onPath(ws, join(dir, 'loop'), tooLong, testDir()))).observed.rejected,
     ).toEqual([])
   })
 })

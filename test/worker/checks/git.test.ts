@@ -7,7 +7,8 @@ import { checkGit } from '../../../worker/checks/git.js'
 import { verify } from '../../../worker/checks/index.js'
 import { findGit, type Git } from '../../../worker/run/git-env.js'
 import { bindGit } from '../../../worker/run/job-git.js'
-import { context, git, link, repoWithCommit, sharedDir, tempDir, write } from './helpers.js'
+import { git } from '../git-fixtures.js'
+import { context, link, repoWithCommit, sharedDir, testDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
 
@@ -28,7 +29,7 @@ describe('git: facts', () => {
   })
 
   it('answers unmet, not error, for a workspace that is not a repository', async () => {
-    expect(await worktree(tempDir())).toEqual({
+    expect(await worktree(testDir())).toEqual({
       status: 'unmet',
       reason: 'not-a-worktree',
       observed: { toplevel: null, head: null, shallow: false },
@@ -36,7 +37,7 @@ describe('git: facts', () => {
   })
 
   it('is unmet no-history in a repository without commits', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     git(ws, 'init', '-q')
     const finding = await checkGit('history', context(ws, { git: { history: true } }))
     expect(finding).toMatchObject({
@@ -48,7 +49,7 @@ describe('git: facts', () => {
 
   it('reads false as "must not hold"', async () => {
     const repo = repoWithCommit()
-    const plain = tempDir()
+    const plain = testDir()
     const mustNot = { git: { worktree: false, history: false } }
     expect((await verify(mustNot, { workspace: plain, env: { PATH } })).outcome).toBe('met')
     const inRepo = await verify(mustNot, { workspace: repo, env: { PATH } })
@@ -57,19 +58,19 @@ describe('git: facts', () => {
 
   it('reports a shallow clone as shallow', async () => {
     const origin = repoWithCommit()
-    const ws = join(tempDir(), 'clone')
+    const ws = join(testDir(), 'clone')
     execFileSync('git', ['clone', '-q', '--depth', '1', `file://${origin}`, ws], { env: { PATH, HOME: ws } })
     expect((await worktree(ws)).observed).toMatchObject({ shallow: true })
   })
 
   it('answers for a bare repository without a worktree', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     git(ws, 'init', '-q', '--bare')
     expect(await worktree(ws)).toMatchObject({ status: 'unmet', observed: { toplevel: null, head: null } })
   })
 
   it('is error git-unavailable when git is not on the agent PATH', async () => {
-    const finding = await worktree(repoWithCommit(), { PATH: tempDir() })
+    const finding = await worktree(repoWithCommit(), { PATH: testDir() })
     expect(finding).toMatchObject({
       status: 'error',
       reason: 'git-unavailable',
@@ -78,7 +79,7 @@ describe('git: facts', () => {
   })
 
   it('is error unknown-kind for a fact it does not know, naming it', async () => {
-    expect(await checkGit('clean', context(tempDir(), { git: { worktree: true } }))).toEqual({
+    expect(await checkGit('clean', context(testDir(), { git: { worktree: true } }))).toEqual({
       status: 'error',
       reason: 'unknown-kind',
       observed: { fact: 'clean' },
@@ -124,11 +125,11 @@ describe('git: facts', () => {
 // A git that answers as scripted (and logs each run's arguments): how the check reads every kind of answer,
 // including ones no repository at hand produces.
 function scriptedGit(body: string): { git: Git; runs: () => string[] } {
-  const dir = tempDir()
+  const dir = testDir()
   const log = join(dir, 'runs')
   write(dir, 'git', `#!/bin/sh\necho "$*" >> ${log}\n${body}\n`, 0o755)
   return {
-    git: { bin: join(dir, 'git'), path: PATH, home: tempDir() },
+    git: { bin: join(dir, 'git'), path: PATH, home: testDir() },
     runs: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
   }
 }
@@ -137,7 +138,7 @@ async function factsWith(body: string) {
   const { git, runs } = scriptedGit(body)
   const verdict = await verify(
     { git: { worktree: true, history: true } },
-    { workspace: tempDir(), env: { PATH }, git: bindGit(git).run },
+    { workspace: testDir(), env: { PATH }, git: bindGit(git).run },
   )
   return { results: verdict.results.map(({ durationMs: _, kind: __, ...r }) => r), runs: runs() }
 }
@@ -252,7 +253,7 @@ describe('git: the filtered environment', () => {
 
   it('keeps GIT_DIR and GIT_WORK_TREE of the agent environment from pointing git at another repository', async () => {
     const other = repoWithCommit()
-    const ws = tempDir()
+    const ws = testDir()
     const redirect = { GIT_DIR: join(other, '.git'), GIT_WORK_TREE: ws }
     // raw git with those variables inherited gives the wrong answer for the workspace
     const raw = execFileSync('git', ['-C', ws, 'rev-parse', '--is-inside-work-tree'], {
@@ -268,14 +269,14 @@ describe('git: the filtered environment', () => {
 
   it("keeps the worker's own GIT_DIR from reaching git", async () => {
     const other = repoWithCommit()
-    const ws = tempDir()
+    const ws = testDir()
     process.env.GIT_DIR = join(other, '.git')
     process.env.GIT_WORK_TREE = ws
     expect((await worktree(ws)).status).toBe('unmet')
   })
 
   it("never runs a git found through a relative PATH entry (it would be the workspace's own)", async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'bin/git', `#!/bin/sh\ntouch ${join(ws, 'RAN')}\necho true\n`, 0o755)
     expect(await worktree(ws, { PATH: `bin:${PATH}` })).toMatchObject({ status: 'unmet' })
     expect(await worktree(ws, { PATH: 'bin' })).toMatchObject({ status: 'error', reason: 'git-unavailable' })
@@ -289,25 +290,25 @@ describe('git: the filtered environment', () => {
   // The relative entry is read from this process's cwd, not the workspace: a git found there, outside the
   // workspace, passes the containment check, so only the rule "absolute entries only" keeps it from running.
   it('never runs a git found through a relative PATH entry that leads outside the workspace', async () => {
-    const outside = tempDir()
+    const outside = testDir()
     const ran = join(outside, 'RAN')
     write(outside, 'bin/git', `#!/bin/sh\ntouch ${ran}\necho true\necho false\necho /\necho abc\n`, 0o755)
     const entry = relative(process.cwd(), join(outside, 'bin'))
     expect(entry.startsWith('..')).toBe(true)
-    expect(await worktree(tempDir(), { PATH: entry })).toMatchObject({
+    expect(await worktree(testDir(), { PATH: entry })).toMatchObject({
       status: 'error',
       reason: 'git-unavailable',
     })
-    expect(await worktree(tempDir(), { PATH: `${entry}:${PATH}` })).toMatchObject({ status: 'unmet' })
+    expect(await worktree(testDir(), { PATH: `${entry}:${PATH}` })).toMatchObject({ status: 'unmet' })
     expect(existsSync(ran)).toBe(false)
   })
 
   // git compares real paths: the workspace's real path is what must not hold the git that runs.
   it("never runs the workspace's own git when the workspace is given through a link", async () => {
-    const real = tempDir()
-    const ran = join(tempDir(), 'RAN')
+    const real = testDir()
+    const ran = join(testDir(), 'RAN')
     write(real, 'bin/git', `#!/bin/sh\ntouch ${ran}\necho true\n`, 0o755)
-    const ws = join(tempDir(), 'workspace')
+    const ws = join(testDir(), 'workspace')
     symlinkSync(real, ws)
     for (const entry of [join(real, 'bin'), join(ws, 'bin')]) {
       expect(await worktree(ws, { PATH: `${entry}:${PATH}` })).toMatchObject({ status: 'unmet' })
@@ -316,9 +317,9 @@ describe('git: the filtered environment', () => {
   })
 
   it("never runs the workspace's git through an absolute PATH entry that leads into it", async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'bin/git', `#!/bin/sh\ntouch ${join(ws, 'RAN')}\necho true\n`, 0o755)
-    const outside = tempDir()
+    const outside = testDir()
     link(outside, 'via-link', join(ws, 'bin'))
     link(outside, 'git-link/git', join(ws, 'bin/git'))
     for (const entry of [
@@ -341,7 +342,7 @@ describe('git: repository owned by another uid', () => {
       // git refuses a repository owned by someone else unless it is a safe.directory
       expect(() =>
         execFileSync('git', ['-C', ws, 'rev-parse', 'HEAD'], {
-          env: { PATH, HOME: tempDir() },
+          env: { PATH, HOME: testDir() },
           stdio: 'pipe',
         }),
       ).toThrow(/dubious ownership/)
@@ -367,8 +368,8 @@ function walk(dir: string): string[] {
 describe("git: the worker's own, found once", () => {
   // An agent that can write a directory on its own PATH plants a git there that answers anything.
   it("never runs a git planted on the agent's PATH when the worker gave its own", async () => {
-    const ws = tempDir()
-    const planted = tempDir()
+    const ws = testDir()
+    const planted = testDir()
     const ran = join(planted, 'RAN')
     write(
       planted,

@@ -1,11 +1,12 @@
-// Real temp workspaces, real files, real git for the check tests.
-import { execFileSync } from 'node:child_process'
+// Real temp workspaces, real files, real git for the check tests. Directories here are the test's own
+// (testDir: removed after it); git and long-lived directories are the worker's fixtures (../git-fixtures.ts).
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterEach } from 'vitest'
 import type { ContextRequires } from '../../../src/contract/index.js'
 import { type CheckContext, evaluationContext } from '../../../worker/checks/index.js'
+import { git } from '../git-fixtures.js'
 
 const made: string[] = []
 
@@ -14,7 +15,7 @@ afterEach(() => {
 })
 
 // A fresh directory (real path, so tests can compare observed paths), removed after the test.
-export function tempDir(prefix = 'preflight-test-'): string {
+export function testDir(prefix = 'preflight-test-'): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
   made.push(dir)
   return dir
@@ -22,7 +23,7 @@ export function tempDir(prefix = 'preflight-test-'): string {
 
 // A fresh directory that any uid may search (mkdtemp makes it 0700), for checks run as another uid.
 export function sharedDir(prefix = 'preflight-test-'): string {
-  const dir = tempDir(prefix)
+  const dir = testDir(prefix)
   chmodSync(dir, 0o755)
   return dir
 }
@@ -40,16 +41,7 @@ export function link(root: string, rel: string, target: string): void {
   symlinkSync(target, join(root, rel))
 }
 
-// git as a developer would run it, with a fixed identity and none of the test runner's GIT_* variables.
-export function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', dir, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim()
-}
-
-export function repoWithCommit(dir = tempDir()): string {
+export function repoWithCommit(dir = testDir()): string {
   git(dir, 'init', '-q')
   write(dir, 'README.md')
   git(dir, 'add', 'README.md')

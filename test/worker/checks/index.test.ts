@@ -2,13 +2,13 @@ import { chmodSync } from 'node:fs'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type ContextRequires, listRequirements, type Requirement } from '../../../src/contract/index.js'
 import { type Checker, evaluate, evaluationContext, verify } from '../../../worker/checks/index.js'
-import { repoWithCommit, tempDir, write } from './helpers.js'
+import { repoWithCommit, testDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
 const met: Checker = async () => ({ status: 'met', observed: {} })
 
 function ctx(timeoutMs = 10_000) {
-  return evaluationContext({}, { workspace: tempDir(), env: { PATH }, timeoutMs })
+  return evaluationContext({}, { workspace: testDir(), env: { PATH }, timeoutMs })
 }
 
 const one = (kind: string, requirement = 'x') => [{ kind, requirement } as Requirement]
@@ -229,7 +229,7 @@ describe('evaluate: timing and order', () => {
 
 describe('verify: requirements a coordinator should have refused', () => {
   it('answers error invalid-requirement for an exec name with a slash or a path pattern that leaves the workspace', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     const requires = { exec: ['../../bin/sh', 'sh'], paths: ['/etc/passwd', '../x'] } as ContextRequires
     const verdict = await verify(requires, { workspace: ws, env: { PATH: '/usr/bin:/bin' } })
     expect(verdict.outcome).toBe('error')
@@ -245,7 +245,7 @@ describe('verify: requirements a coordinator should have refused', () => {
   })
 
   it('answers error invalid-requirement for a path pattern not in normal form, though the file exists', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/index.ts')
     const verdict = await verify(
       { paths: ['src//index.ts', 'src/./index.ts', 'src/index.ts'] },
@@ -259,7 +259,7 @@ describe('verify: requirements a coordinator should have refused', () => {
   })
 
   it('names every rule a requirement breaks', async () => {
-    const verdict = await verify({ paths: ['/..'] }, { workspace: tempDir(), env: { PATH } })
+    const verdict = await verify({ paths: ['/..'] }, { workspace: testDir(), env: { PATH } })
     expect(verdict.results[0]?.observed.problem).toBe(
       'a path pattern must be relative to the workspace, not absolute; a path pattern must not contain a ".." segment',
     )
@@ -294,7 +294,7 @@ describe('verify: a contextRequires of a shape the contract does not allow', () 
 
   it('refuses a contextRequires that is not an object rather than read it as nothing declared', async () => {
     await expect(
-      verify(null as unknown as ContextRequires, { workspace: tempDir(), env: { PATH } }),
+      verify(null as unknown as ContextRequires, { workspace: testDir(), env: { PATH } }),
     ).rejects.toThrow(TypeError)
   })
 })
@@ -321,13 +321,13 @@ describe('verify', () => {
   })
 
   it('answers met with no results and declared false when nothing is declared', async () => {
-    const verdict = await verify(undefined, { workspace: tempDir(), env: { PATH } })
+    const verdict = await verify(undefined, { workspace: testDir(), env: { PATH } })
     expect(verdict).toMatchObject({ outcome: 'met', declared: false, results: [] })
     expect(Date.parse(verdict.finishedAt)).toBeGreaterThanOrEqual(Date.parse(verdict.startedAt))
   })
 
   it('is never met when a walk hits its bound', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < 20; i++) write(ws, `d/f${i}.txt`)
     write(ws, 'd/sub/target.md')
     const verdict = await verify({ paths: ['**/*.md'] }, { workspace: ws, env: { PATH }, maxEntries: 10 })
@@ -336,7 +336,7 @@ describe('verify', () => {
   })
 
   it('judges for the agent identity it is given, and for this process without one', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'package.json')
     // the workspace of this uid, closed to everyone else
     chmodSync(ws, 0o700)
@@ -351,7 +351,7 @@ describe('verify', () => {
   })
 
   it('is error, not met, for a workspace that does not exist', async () => {
-    const verdict = await verify({ paths: ['a'] }, { workspace: `${tempDir()}/gone`, env: { PATH } })
+    const verdict = await verify({ paths: ['a'] }, { workspace: `${testDir()}/gone`, env: { PATH } })
     expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'check-failed' })
   })
 })
@@ -359,7 +359,7 @@ describe('verify', () => {
 describe('verify: version skew', () => {
   it('answers error unknown-kind for each entry of a kind this worker does not know, never skipping it', async () => {
     const requires = { paths: ['a'], nix: ['hello', 'jq'] } as unknown as ContextRequires
-    const verdict = await verify(requires, { workspace: tempDir(), env: { PATH } })
+    const verdict = await verify(requires, { workspace: testDir(), env: { PATH } })
     expect(verdict.results.map((r) => [r.kind, r.requirement, r.status, r.reason])).toEqual([
       ['paths', 'a', 'unmet', 'no-match'],
       ['nix', 'hello', 'error', 'unknown-kind'],

@@ -3,11 +3,11 @@ import { chmodSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
-import { context, link, sharedDir, tempDir, write } from './helpers.js'
+import { context, link, sharedDir, testDir, write } from './helpers.js'
 
 describe('paths: literal patterns', () => {
   it('is met by an existing file and reads no directory', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'docs/README.md')
     const ctx = context(ws)
     expect(await checkPaths('docs/README.md', ctx)).toEqual({
@@ -18,7 +18,7 @@ describe('paths: literal patterns', () => {
   })
 
   it('is unmet with no-match when the file is absent', async () => {
-    const finding = await checkPaths('pnpm-lock.yaml', context(tempDir()))
+    const finding = await checkPaths('pnpm-lock.yaml', context(testDir()))
     expect(finding).toEqual({
       status: 'unmet',
       reason: 'no-match',
@@ -27,16 +27,16 @@ describe('paths: literal patterns', () => {
   })
 
   it('rejects a symlink that escapes the workspace', async () => {
-    const ws = tempDir()
-    link(ws, 'config.json', write(tempDir(), 'config.json'))
+    const ws = testDir()
+    link(ws, 'config.json', write(testDir(), 'config.json'))
     const finding = await checkPaths('config.json', context(ws))
     expect(finding.status).toBe('unmet')
     expect(finding.observed.rejected).toEqual([{ path: 'config.json', why: 'symlink-escapes-workspace' }])
   })
 
   it('rejects a path reached through a directory symlink that escapes the workspace', async () => {
-    const ws = tempDir()
-    const outside = tempDir()
+    const ws = testDir()
+    const outside = testDir()
     write(outside, 'README.md')
     link(ws, 'docs', outside)
     const finding = await checkPaths('docs/README.md', context(ws))
@@ -44,7 +44,7 @@ describe('paths: literal patterns', () => {
   })
 
   it('rejects a dangling symlink', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'gone.txt', join(ws, 'nowhere'))
     const finding = await checkPaths('gone.txt', context(ws))
     expect(finding).toMatchObject({
@@ -54,14 +54,14 @@ describe('paths: literal patterns', () => {
   })
 
   it('accepts a symlink whose target is inside the workspace', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'real/tsconfig.base.json')
     link(ws, 'tsconfig.json', 'real/tsconfig.base.json')
     expect((await checkPaths('tsconfig.json', context(ws))).status).toBe('met')
   })
 
   it('requires a directory when the pattern ends with a slash', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'build')
     expect((await checkPaths('build/', context(ws))).status).toBe('unmet')
     mkdirSync(join(ws, 'dist'))
@@ -71,7 +71,7 @@ describe('paths: literal patterns', () => {
 
 describe('paths: globs', () => {
   it('finds dotfiles and dot-directories', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, '.github/workflows/ci.yml')
     expect(await checkPaths('**/ci.yml', context(ws))).toEqual({
       status: 'met',
@@ -80,7 +80,7 @@ describe('paths: globs', () => {
   })
 
   it('walks only below the static prefix', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < 50; i++) write(ws, `other/f${i}.ts`)
     write(ws, 'src/lib/a.ts')
     const ctx = context(ws)
@@ -89,7 +89,7 @@ describe('paths: globs', () => {
   })
 
   it('stops at the first match', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/index.ts')
     for (let i = 0; i < 30; i++) write(ws, `src/deep/d${i}/f.ts`)
     const ctx = context(ws)
@@ -101,7 +101,7 @@ describe('paths: globs', () => {
   })
 
   it('does not enter directories a segment of the pattern cannot match', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < 20; i++) write(ws, `packages/p${i}/src/deep/f.ts`)
     const ctx = context(ws)
     expect((await checkPaths('packages/*/tsconfig.json', ctx)).status).toBe('unmet')
@@ -110,7 +110,7 @@ describe('paths: globs', () => {
   })
 
   it('still finds matches when a brace alternative spans a "/"', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'lib/sub/a.ts')
     expect(await checkPaths('{src,lib/sub}/*.ts', context(ws))).toEqual({
       status: 'met',
@@ -119,7 +119,7 @@ describe('paths: globs', () => {
   })
 
   it('ignores a leading "./"', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/a.ts')
     expect(await checkPaths('./src/*.ts', context(ws))).toEqual({
       status: 'met',
@@ -128,7 +128,7 @@ describe('paths: globs', () => {
   })
 
   it('never counts a match that exists only inside .git/', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, '.git/refs/heads/main.lock')
     write(ws, 'sub/.git/info/main.lock')
     const finding = await checkPaths('**/*.lock', context(ws))
@@ -136,13 +136,13 @@ describe('paths: globs', () => {
   })
 
   it('never walks a glob whose prefix lies in .git/', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, '.git/hooks/pre-commit')
     expect((await checkPaths('.git/hooks/*', context(ws))).status).toBe('unmet')
   })
 
   it('does not descend into node_modules/ unless the pattern names it', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'node_modules/left-pad/tsconfig.json')
     write(ws, 'packages/a/node_modules/b/tsconfig.json')
     const ctx = context(ws)
@@ -151,7 +151,7 @@ describe('paths: globs', () => {
   })
 
   it('descends into node_modules/ where the pattern names it literally', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'packages/a/node_modules/b/tsconfig.json')
     expect(await checkPaths('packages/*/node_modules/*/tsconfig.json', context(ws))).toEqual({
       status: 'met',
@@ -160,8 +160,8 @@ describe('paths: globs', () => {
   })
 
   it('rejects a matching symlink that escapes the workspace and keeps looking', async () => {
-    const ws = tempDir()
-    link(ws, 'src/escape.ts', write(tempDir(), 'outside.ts'))
+    const ws = testDir()
+    link(ws, 'src/escape.ts', write(testDir(), 'outside.ts'))
     const finding = await checkPaths('src/*.ts', context(ws))
     expect(finding).toMatchObject({
       status: 'unmet',
@@ -172,15 +172,15 @@ describe('paths: globs', () => {
   })
 
   it('rejects a dangling symlink that matches', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'gen/api.ts', '../nowhere.ts')
     const finding = await checkPaths('gen/*.ts', context(ws))
     expect(finding.observed.rejected).toEqual([{ path: 'gen/api.ts', why: 'dangling-symlink' }])
   })
 
   it('rejects a static prefix that is a symlink leaving the workspace', async () => {
-    const ws = tempDir()
-    const outside = tempDir()
+    const ws = testDir()
+    const outside = testDir()
     write(outside, 'a.ts')
     link(ws, 'src', outside)
     const finding = await checkPaths('src/*.ts', context(ws))
@@ -191,15 +191,15 @@ describe('paths: globs', () => {
   })
 
   it('does not enter a symlinked directory that leaves the workspace', async () => {
-    const ws = tempDir()
-    const outside = tempDir()
+    const ws = testDir()
+    const outside = testDir()
     write(outside, 'deep/a.proto')
     link(ws, 'vendor', outside)
     expect((await checkPaths('**/*.proto', context(ws))).status).toBe('unmet')
   })
 
   it('requires a directory when a glob ends with a slash, also behind a symlink', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'packages/readme')
     link(ws, 'packages/alias', join(ws, 'packages/readme'))
     expect((await checkPaths('packages/*/', context(ws))).status).toBe('unmet')
@@ -211,7 +211,7 @@ describe('paths: globs', () => {
   })
 
   it('needs something inside dir for dir/**: the directory itself is not a match', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     mkdirSync(join(ws, 'src/generated'), { recursive: true })
     expect((await checkPaths('src/generated/**', context(ws))).status).toBe('unmet')
     write(ws, 'src/generated/api.ts')
@@ -229,7 +229,7 @@ describe('paths: globs', () => {
     'empty-dir/**/',
     'empty-dir/**/**',
   ])('reads %s as needing an entry inside the directory', async (pattern) => {
-    const ws = tempDir()
+    const ws = testDir()
     mkdirSync(join(ws, 'empty-dir'))
     expect(await checkPaths(pattern, context(ws))).toEqual({
       status: 'unmet',
@@ -244,7 +244,7 @@ describe('paths: globs', () => {
   })
 
   it('is error walk-limit, never met, when the walk reaches its bound', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < 10; i++) write(ws, `a/f${i}.txt`)
     write(ws, 'a/b/target.ts')
     const finding = await checkPaths('**/*.ts', context(ws, {}, { maxEntries: 5 }))
@@ -252,7 +252,7 @@ describe('paths: globs', () => {
   })
 
   it('is error timeout, never met, once the check is aborted', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/a.ts')
     const controller = new AbortController()
     controller.abort()
@@ -266,14 +266,14 @@ describe('paths: the grammar, as picomatch reads it', () => {
   it.each(['docs/a(b).txt', 'docs/@(x).md', 'docs/+(y).md', 'docs/!(z).md', 'docs/c(d)+(e)@!.txt'])(
     'is met by the file named %s, required by its plain name',
     async (name) => {
-      const ws = tempDir()
+      const ws = testDir()
       write(ws, name)
       expect(await checkPaths(name, context(ws))).toEqual({ status: 'met', observed: { match: name } })
     },
   )
 
   it('reads [!k] as "any character but k", as [^k]', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'pkg181')
     expect((await checkPaths('p[!k]g181', context(ws))).status).toBe('unmet')
     expect((await checkPaths('p[^k]g181', context(ws))).status).toBe('unmet')
@@ -285,7 +285,7 @@ describe('paths: the grammar, as picomatch reads it', () => {
   })
 
   it('knows POSIX character classes', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'v1.txt')
     expect((await checkPaths('v[[:alpha:]].txt', context(ws))).status).toBe('unmet')
     expect((await checkPaths('v[[:digit:]].txt', context(ws))).status).toBe('met')
@@ -294,7 +294,7 @@ describe('paths: the grammar, as picomatch reads it', () => {
   it.each(['src//index.ts', 'src/./index.ts', '././src/index.ts', 'src/*.ts//', './'])(
     'refuses %j, which is not in normal form, instead of matching it',
     async (pattern) => {
-      const ws = tempDir()
+      const ws = testDir()
       write(ws, 'src/index.ts')
       await expect(checkPaths(pattern, context(ws))).rejects.toThrow(/normal form/)
     },
@@ -303,7 +303,7 @@ describe('paths: the grammar, as picomatch reads it', () => {
 
 describe('paths: symlinked directories', () => {
   it('follows a symlinked directory inside the workspace below the static prefix as at it', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'real/a.ts')
     link(ws, 'link', 'real')
     expect(await checkPaths('link/*', context(ws))).toEqual({
@@ -318,7 +318,7 @@ describe('paths: symlinked directories', () => {
   })
 
   it('never reaches .git through a symlink, at the prefix or below it', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, '.git/HEAD')
     write(ws, '.git/refs/heads/main')
     link(ws, 'gitlink', '.git')
@@ -330,7 +330,7 @@ describe('paths: symlinked directories', () => {
   })
 
   it('reaches node_modules through a symlink only when the pattern names node_modules', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'node_modules/left-pad/package.json')
     link(ws, 'nmlink', 'node_modules')
     link(ws, 'vendor/left-pad', '../node_modules/left-pad')
@@ -340,7 +340,7 @@ describe('paths: symlinked directories', () => {
   })
 
   it('finds a package that pnpm links into node_modules', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/package.json')
     link(ws, 'node_modules/left-pad', '.pnpm/left-pad@1.3.0/node_modules/left-pad')
     expect(await checkPaths('node_modules/*/package.json', context(ws))).toEqual({
@@ -350,7 +350,7 @@ describe('paths: symlinked directories', () => {
   })
 
   it('sees a symlink to a directory on its own path but does not enter it again', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'a/b.txt')
     link(ws, 'a/up', '..')
     link(ws, 'a/self', '.')
@@ -367,7 +367,7 @@ describe('paths: symlinked directories', () => {
   // found by the differential test: picomatch accepts `a b` for `a b/**/{**,a}` (and `f` for `f/**/@(*)`),
   // whose globstar may stand for nothing before a segment that may match nothing
   it('counts the static prefix as a match when the pattern matches it, though it cannot be entered', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'a b', '.')
     write(ws, 'f')
     expect(await checkPaths('a b/**/{**,a}', context(ws))).toEqual({
@@ -379,7 +379,7 @@ describe('paths: symlinked directories', () => {
   })
 
   it('does not enter a directory of the static prefix again through a link below it', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'a/x')
     link(ws, 'a/b/up', '..')
     expect(await checkPaths('a/b/*/x', context(ws))).toMatchObject({ status: 'unmet' })
@@ -388,7 +388,7 @@ describe('paths: symlinked directories', () => {
 
   // setup is untrusted: 2 links per level, 30 levels, 2^30 paths without a loop among them
   it('ends a walk through a link bomb at its bound, as error walk-limit', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let level = 0; level < 30; level++) {
       mkdirSync(join(ws, `d${level}`))
       link(ws, `d${level}/a`, `../d${level + 1}`)
@@ -400,7 +400,7 @@ describe('paths: symlinked directories', () => {
   })
 
   it('does not loop between two directories that link to each other', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'a/to-b', '../b')
     link(ws, 'b/to-a', '../a')
     write(ws, 'b/x.txt')
@@ -420,7 +420,7 @@ describe('paths: symlinked directories', () => {
 // to read it.
 describe('paths: a directory it cannot read', () => {
   it('is error, never unmet, when a glob must read a directory it cannot', () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'locked/inner/a.ts')
     write(ws, 'open/readme.md')
     chmodSync(join(ws, 'locked'), 0o000)

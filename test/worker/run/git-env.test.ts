@@ -26,9 +26,10 @@ import {
   runGit,
 } from '../../../worker/run/git-env.js'
 import { scratchHomeIn } from '../../../worker/run/git-home.js'
+import { waitFor } from '../../support/wait.js'
 import { failingMount } from '../checks/failing-mount.js'
-import { git, repoWithCommit, tempDir, write } from '../checks/helpers.js'
-import { diesWithin, promisorTrap } from '../git-fixtures.js'
+import { repoWithCommit, testDir, write } from '../checks/helpers.js'
+import { diesWithin, git, promisorTrap } from '../git-fixtures.js'
 
 const PATH = process.env.PATH ?? ''
 const GIT = findGit(PATH, [])
@@ -36,8 +37,8 @@ const GIT = findGit(PATH, [])
 // A repository whose config and hooks would run a command that leaves a marker file behind.
 function trappedRepo(): { ws: string; marker: string } {
   const ws = repoWithCommit()
-  const marker = join(tempDir(), 'ran')
-  const trap = write(tempDir(), 'trap.sh', `#!/bin/sh\ntouch ${marker}\nexit 0\n`, 0o755)
+  const marker = join(testDir(), 'ran')
+  const trap = write(testDir(), 'trap.sh', `#!/bin/sh\ntouch ${marker}\nexit 0\n`, 0o755)
   git(ws, 'config', 'core.fsmonitor', trap)
   write(ws, '.git/hooks/pre-commit', `#!/bin/sh\ntouch ${marker}\n`, 0o755)
   write(ws, '.git/hooks/post-checkout', `#!/bin/sh\ntouch ${marker}\n`, 0o755)
@@ -64,7 +65,7 @@ describe('gitEnvironment', () => {
   it('keeps a planted global config or ignore file from git', async () => {
     const ws = repoWithCommit()
     write(ws, 'untracked.txt')
-    const planted = tempDir()
+    const planted = testDir()
     const hideAll = write(planted, 'hide-all', '*\n')
     write(planted, '.gitconfig', `[user]\n\tname = planted\n[core]\n\texcludesFile = ${hideAll}\n`)
     write(planted, '.config/git/ignore', '*\n')
@@ -88,8 +89,8 @@ describe('gitSafetyArgs', () => {
 
   // git checks ownership of the real path: a workspace given through a link is trusted by both names.
   it('trusts a workspace by the name given and by its real path, and a missing one by its name only', () => {
-    const real = tempDir()
-    const ws = join(tempDir(), 'via-link')
+    const real = testDir()
+    const ws = join(testDir(), 'via-link')
     symlinkSync(real, ws)
     expect(gitSafetyArgs(ws).filter((arg) => arg.startsWith('safe.directory='))).toEqual([
       `safe.directory=${ws}`,
@@ -125,7 +126,7 @@ describe('findGit', () => {
   })
 
   it('answers the real path of the git it found and the PATH it was found on', () => {
-    const dir = tempDir()
+    const dir = testDir()
     symlinkSync(GIT.bin, join(dir, 'git'))
     expect(findGit(`${dir}:/usr/bin`, [])).toMatchObject({ bin: GIT.bin, path: `${dir}:/usr/bin` })
   })
@@ -170,7 +171,7 @@ describe('runGit never runs repository-controlled code', () => {
   it.each(['uploadpack', 'sshCommand', 'ext'] as const)(
     "runs no partial clone's promisor remote (%s), even where git ignores GIT_NO_LAZY_FETCH",
     async (via) => {
-      const marker = join(tempDir(), 'fetched')
+      const marker = join(testDir(), 'fetched')
       const ws = await promisorTrap(via, marker)
       const lazy = { GIT_NO_LAZY_FETCH: '0' }
       const transports = { GIT_ALLOW_PROTOCOL: 'file:ssh:ext' }
@@ -205,7 +206,7 @@ describe('runGit never runs repository-controlled code', () => {
 describe('runGit', () => {
   it('merges opts.env on top of the filtered environment', async () => {
     const ws = repoWithCommit()
-    const index = join(tempDir(), 'index')
+    const index = join(testDir(), 'index')
     const run = await runGit(ws, ['rev-parse', '--git-path', 'index'], {
       git: GIT,
       env: { GIT_INDEX_FILE: index },
@@ -214,7 +215,7 @@ describe('runGit', () => {
   })
 
   it('reads nothing from stdin and reports the exit code of a failing command', async () => {
-    const run = await runGit(tempDir(), ['rev-parse', 'HEAD'], { git: GIT })
+    const run = await runGit(testDir(), ['rev-parse', 'HEAD'], { git: GIT })
     expect(run.exitCode).toBe(128)
     expect(run.stderr).toMatch(/not a git repository/)
   })
@@ -230,16 +231,14 @@ describe('runGit', () => {
 
 // A git that does as scripted (its pid and its children's in files): how runGit bounds what it runs.
 function scriptedGit(body: string): { git: Git; dir: string } {
-  const dir = tempDir()
+  const dir = testDir()
   write(dir, 'git', `#!/bin/sh\necho $$ > ${dir}/pid\n${body}\n`, 0o755)
   return { git: { bin: join(dir, 'git'), path: PATH, home: GIT.home }, dir }
 }
 
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim())
 
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10))
-}
+const until = (done: () => boolean) => waitFor(done, { what: 'the scripted git to start' })
 
 describe('runGit: bounds', () => {
   afterEach(() => {
@@ -248,7 +247,7 @@ describe('runGit: bounds', () => {
 
   it('gives git no stdin: a git that reads it sees its end at once', async () => {
     const { git } = scriptedGit('cat; echo read-all')
-    const run = await runGit(tempDir(), [], { git, timeoutMs: 3_000 })
+    const run = await runGit(testDir(), [], { git, timeoutMs: 3_000 })
     expect(run).toEqual({
       exitCode: 0,
       stdout: 'read-all',
@@ -259,12 +258,12 @@ describe('runGit: bounds', () => {
 
   it('gives git /dev/null for stdin when there is no input', async () => {
     const { git } = scriptedGit('readlink /proc/self/fd/0')
-    expect((await runGit(tempDir(), [], { git, timeoutMs: 3_000 })).stdout).toBe('/dev/null')
+    expect((await runGit(testDir(), [], { git, timeoutMs: 3_000 })).stdout).toBe('/dev/null')
   })
 
   it('gives git exactly `input` on its stdin, bytes as they are', async () => {
     const { git } = scriptedGit('od -An -tx1 | tr -d " \\n"')
-    const run = await runGit(tempDir(), [], {
+    const run = await runGit(testDir(), [], {
       git,
       timeoutMs: 3_000,
       input: Buffer.from([0x61, 0xff, 0, 0x0a]),
@@ -274,7 +273,7 @@ describe('runGit: bounds', () => {
 
   it('answers for a git that exits without reading its input (no EPIPE thrown)', async () => {
     const { git } = scriptedGit('exit 3')
-    const run = await runGit(tempDir(), [], { git, timeoutMs: 3_000, input: Buffer.alloc(1 << 20) })
+    const run = await runGit(testDir(), [], { git, timeoutMs: 3_000, input: Buffer.alloc(1 << 20) })
     expect(run.exitCode).toBe(3)
   })
 
@@ -284,7 +283,7 @@ describe('runGit: bounds', () => {
     const { git, dir } = scriptedGit('trap \'\' TERM\nsleep 3 &\necho $! > "$(dirname "$0")/child"\nwait')
     const kill = vi.spyOn(process, 'kill')
     const started = Date.now()
-    const run = runGit(tempDir(), ['fetch', 'origin'], { git, timeoutMs: 300 })
+    const run = runGit(testDir(), ['fetch', 'origin'], { git, timeoutMs: 300 })
     await expect(run).rejects.toThrow(new GitAbortedError('git fetch origin did not finish'))
     // once: after the group was killed, its id may be reused
     expect(kill).toHaveBeenCalledTimes(1)
@@ -296,7 +295,7 @@ describe('runGit: bounds', () => {
   it('stops git when the signal aborts while it runs, and leaves no listener on the signal', async () => {
     const { git, dir } = scriptedGit('sleep 3')
     const controller = new AbortController()
-    const run = runGit(tempDir(), ['status'], { git, signal: controller.signal })
+    const run = runGit(testDir(), ['status'], { git, signal: controller.signal })
     await until(() => existsSync(join(dir, 'pid')))
     const kill = vi.spyOn(process, 'kill')
     controller.abort()
@@ -304,14 +303,14 @@ describe('runGit: bounds', () => {
     expect(kill).toHaveBeenCalledTimes(1)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
     const done = new AbortController()
-    await runGit(tempDir(), ['version'], { git: GIT, signal: done.signal })
+    await runGit(testDir(), ['version'], { git: GIT, signal: done.signal })
     expect(getEventListeners(done.signal, 'abort')).toHaveLength(0)
   })
 
   it('is GitUnavailableError when git cannot be started, and signals nothing', async () => {
     const kill = vi.spyOn(process, 'kill')
-    const missing = { bin: join(tempDir(), 'no-git'), path: PATH, home: GIT.home }
-    const run = runGit(tempDir(), ['status'], { git: missing })
+    const missing = { bin: join(testDir(), 'no-git'), path: PATH, home: GIT.home }
+    const run = runGit(testDir(), ['status'], { git: missing })
     await expect(run).rejects.toThrow(GitUnavailableError)
     await expect(run).rejects.toThrow(/^git could not start: spawn .*no-git ENOENT$/)
     expect(kill).not.toHaveBeenCalled()
@@ -320,13 +319,13 @@ describe('runGit: bounds', () => {
   // Once git has exited, its process group id may be reused: a kill then could hit someone else's.
   it('signals no process group once git has exited', async () => {
     const kill = vi.spyOn(process, 'kill')
-    expect((await runGit(tempDir(), ['version'], { git: GIT, timeoutMs: 10_000 })).exitCode).toBe(0)
+    expect((await runGit(testDir(), ['version'], { git: GIT, timeoutMs: 10_000 })).exitCode).toBe(0)
     expect(kill).not.toHaveBeenCalled()
   })
 
   it('drops one trailing newline of stdout and of stderr, nothing else', async () => {
     const { git } = scriptedGit("printf 'a\\nb\\n'; printf 'warn\\nmore\\n' >&2")
-    expect(await runGit(tempDir(), [], { git })).toEqual({
+    expect(await runGit(testDir(), [], { git })).toEqual({
       exitCode: 0,
       stdout: 'a\nb',
       // the bytes are as git wrote them
@@ -344,13 +343,13 @@ describe('runGit: bounds', () => {
 
   it('reads output up to the bound, 64 MiB', async () => {
     const { git } = scriptedGit(`yes | head -c ${64 * 1024 * 1024}`)
-    expect(await sizeOf(runGit(tempDir(), ['log'], { git }))).toBe(64 * 1024 * 1024 - 1)
+    expect(await sizeOf(runGit(testDir(), ['log'], { git }))).toBe(64 * 1024 * 1024 - 1)
   })
 
   // git ignoring SIGPIPE (its pipe closed by the reader) and living on: past the bound it is stopped.
   it('stops reading, and stops git, past the output bound', async () => {
     const { git, dir } = scriptedGit(`trap '' PIPE\nyes | head -c ${64 * 1024 * 1024 + 1}\nsleep 3`)
-    expect(await sizeOf(runGit(tempDir(), ['log'], { git }))).toBe('git wrote more output than a check reads')
+    expect(await sizeOf(runGit(testDir(), ['log'], { git }))).toBe('git wrote more output than a check reads')
     expect(await diesWithin(pidIn(join(dir, 'pid')), 1_500)).toBe(true)
   })
 
@@ -362,7 +361,7 @@ describe('runGit: bounds', () => {
 
 describe('the scratch HOME of git', () => {
   it('is one empty directory per uid, mode 0700, reused', () => {
-    const parent = tempDir()
+    const parent = testDir()
     const home = scratchHomeIn(parent)
     expect(statSync(home).mode & 0o777).toBe(0o700)
     expect(readdirSync(home)).toEqual([])
@@ -370,7 +369,7 @@ describe('the scratch HOME of git', () => {
   })
 
   it('is a private directory when the shared one holds anything (a planted .gitconfig)', () => {
-    const parent = tempDir()
+    const parent = testDir()
     const shared = scratchHomeIn(parent)
     write(shared, '.gitconfig', '[core]\n\tpager = touch /tmp/pwned\n')
     const home = scratchHomeIn(parent)
@@ -379,19 +378,19 @@ describe('the scratch HOME of git', () => {
   })
 
   it('is a private directory when the shared one is open to others', () => {
-    const parent = tempDir()
+    const parent = testDir()
     const shared = scratchHomeIn(parent)
     chmodSync(shared, 0o777)
     expect(scratchHomeIn(parent)).not.toBe(shared)
   })
 
   it('is named after the uid, inside the directory given', () => {
-    const parent = tempDir()
+    const parent = testDir()
     expect(scratchHomeIn(parent)).toBe(join(parent, `preflight-git-home-${process.getuid?.()}`))
   })
 
   it('makes a private directory inside the directory given, empty and 0700', () => {
-    const parent = tempDir()
+    const parent = testDir()
     write(parent, `preflight-git-home-${process.getuid?.()}/.gitconfig`)
     const home = scratchHomeIn(parent)
     expect(dirname(home)).toBe(parent)
@@ -400,7 +399,7 @@ describe('the scratch HOME of git', () => {
   })
 
   it('is a private directory when the shared name is a link to an empty directory', () => {
-    const parent = tempDir()
+    const parent = testDir()
     const target = join(parent, 'elsewhere')
     mkdirSync(target, { mode: 0o700 })
     symlinkSync(target, join(parent, `preflight-git-home-${process.getuid?.()}`))
@@ -410,7 +409,7 @@ describe('the scratch HOME of git', () => {
   })
 
   it('is a private directory when the shared name is an empty file of mode 0600', () => {
-    const parent = tempDir()
+    const parent = testDir()
     const shared = write(parent, `preflight-git-home-${process.getuid?.()}`, '', 0o600)
     const home = scratchHomeIn(parent)
     expect(home).not.toBe(shared)
@@ -420,7 +419,7 @@ describe('the scratch HOME of git', () => {
   it.runIf(process.getuid?.() === 0)(
     'is a private directory when the shared one belongs to another uid',
     () => {
-      const parent = tempDir()
+      const parent = testDir()
       const shared = scratchHomeIn(parent)
       chownSync(shared, 4242, 4242)
       expect(scratchHomeIn(parent)).not.toBe(shared)
@@ -434,7 +433,7 @@ describe('the scratch HOME of git', () => {
   })
 
   it('comes with the git findGit finds: the scratch HOME of the directory given, of mode 0700', () => {
-    const parent = tempDir()
+    const parent = testDir()
     const { home } = findGit(PATH, [], parent)
     expect(home).toBe(scratchHomeIn(parent))
     expect(statSync(home).mode & 0o777).toBe(0o700)
@@ -446,7 +445,7 @@ describe('the scratch HOME of git', () => {
 
   // The removal runs at exit: a child process shows it.
   it('removes a private directory when the process exits', () => {
-    const parent = tempDir()
+    const parent = testDir()
     write(parent, `preflight-git-home-${process.getuid?.()}/.gitconfig`)
     const module = new URL('../../../worker/run/git-home.ts', import.meta.url).pathname
     const script = `import { scratchHomeIn } from ${JSON.stringify(module)}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { findGit, type Git, GitAbortedError } from '../../../worker/run/git-env.js'
 import { bindGit } from '../../../worker/run/job-git.js'
-import { repoWithCommit, sharedDir, tempDir, write } from '../checks/helpers.js'
+import { repoWithCommit, sharedDir, testDir, write } from '../checks/helpers.js'
 
 const GIT = findGit(process.env.PATH, [])
 const AGENT = { uid: 4242, gid: 4242 }
@@ -23,17 +23,17 @@ describe('the job git', () => {
   it("runs the worker's binary with its HOME, and passes env and input through", async () => {
     const git = reportingGit()
     const seen = await report(
-      bindGit(git).run(tempDir(), [], { env: { EXTRA: 'index' }, input: Buffer.from('records') }),
+      bindGit(git).run(testDir(), [], { env: { EXTRA: 'index' }, input: Buffer.from('records') }),
     )
     expect(seen).toMatchObject({ home: GIT.home, extra: 'index', input: 'records' })
   })
 
   it('allows no transport to the runs of the checks and the baseline', async () => {
-    expect(await report(bindGit(reportingGit()).run(tempDir(), []))).toMatchObject({ transport: 'none' })
+    expect(await report(bindGit(reportingGit()).run(testDir(), []))).toMatchObject({ transport: 'none' })
   })
 
   it("allows the clone's one transport, and only to the worker's own runs", async () => {
-    const seen = await report(bindGit(reportingGit()).runAsWorker(tempDir(), [], { transport: 'https' }))
+    const seen = await report(bindGit(reportingGit()).runAsWorker(testDir(), [], { transport: 'https' }))
     expect(seen).toMatchObject({ transport: 'https' })
   })
 
@@ -59,20 +59,20 @@ describe('the job git', () => {
     const job = new AbortController()
     job.abort()
     const git = bindGit(GIT, { signal: job.signal })
-    await expect(git.run(tempDir(), ['version'])).rejects.toThrow()
-    await expect(git.runAsWorker(tempDir(), ['version'], { transport: 'file' })).rejects.toThrow()
+    await expect(git.run(testDir(), ['version'])).rejects.toThrow()
+    await expect(git.runAsWorker(testDir(), ['version'], { transport: 'file' })).rejects.toThrow()
   })
 
   it("takes a call's own signal over the job's (a check's time bound)", async () => {
     const job = new AbortController()
     job.abort()
     const git = bindGit(GIT, { signal: job.signal })
-    const run = await git.run(tempDir(), ['version'], { signal: new AbortController().signal })
+    const run = await git.run(testDir(), ['version'], { signal: new AbortController().signal })
     expect(run.exitCode).toBe(0)
   })
 
   it("ends a run at the call's time bound", async () => {
-    const dir = tempDir()
+    const dir = testDir()
     const slow = { ...GIT, bin: write(dir, 'git', '#!/bin/sh\nexec sleep 3\n', 0o755) }
     await expect(bindGit(slow).run(dir, [], { timeoutMs: 100 })).rejects.toThrow(GitAbortedError)
   })

@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isInside, isMissing } from '../../../worker/run/paths.js'
-import { tempDir } from '../checks/helpers.js'
+import { testDir } from '../checks/helpers.js'
 
 function errorOf(fn: () => unknown): unknown {
   try {
@@ -43,23 +43,23 @@ describe('isInside', () => {
 
 describe('isMissing', () => {
   it('reads a path that is not there as missing', () => {
-    expect(isMissing(errorOf(() => statSync(join(tempDir(), 'none'))))).toBe(true)
+    expect(isMissing(errorOf(() => statSync(join(testDir(), 'none'))))).toBe(true)
   })
 
   it('reads a path through a file as missing', () => {
-    const dir = tempDir()
+    const dir = testDir()
     writeFileSync(join(dir, 'file'), '')
     expect(isMissing(errorOf(() => statSync(join(dir, 'file', 'below'))))).toBe(true)
   })
 
   it('reads a link loop as missing', () => {
-    const dir = tempDir()
+    const dir = testDir()
     symlinkSync('loop', join(dir, 'loop'))
     expect(isMissing(errorOf(() => statSync(join(dir, 'loop'))))).toBe(true)
   })
 
   it('reads a name longer than the system takes as missing', () => {
-    expect(isMissing(errorOf(() => lstatSync(join(tempDir(), 'x'.repeat(300)))))).toBe(true)
+    expect(isMissing(errorOf(() => lstatSync(join(testDir(), 'x'.repeat(300)))))).toBe(true)
   })
 
   it('does not read a refused or any other error as missing', () => {
@@ -69,7 +69,7 @@ describe('isMissing', () => {
   })
 
   it('does not read an entry that is there (EEXIST) as missing', () => {
-    const dir = join(tempDir(), 'here')
+    const dir = join(testDir(), 'here')
     mkdirSync(dir)
     expect(isMissing(errorOf(() => mkdirSync(dir)))).toBe(false)
   })
