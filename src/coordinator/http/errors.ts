@@ -1,24 +1,18 @@
 // ApiError: a failure with an HTTP status and a stable code, rendered by the app's one onError; the
 // status of each refusal the dispatch decisions make (dispatch/errors.ts).
-import type { DispatchCode, DispatchError } from '../dispatch/errors.js'
+import { DispatchCode, type DispatchError } from '../dispatch/errors.js'
 
+// every code an answer may carry: the dispatch decisions' own, and those of requests and of the service
 export const ErrorCode = {
+  ...DispatchCode,
   InvalidRequest: 'invalid-request',
   InvalidCursor: 'invalid-cursor',
   MalformedJson: 'malformed-json',
   InvalidValue: 'invalid-value',
   Unauthorized: 'unauthorized',
   Forbidden: 'forbidden',
-  NotFound: 'not-found',
-  LeaseLost: 'lease-lost',
-  InvalidState: 'invalid-state',
-  ReportConflict: 'report-conflict',
-  CompletionConflict: 'completion-conflict',
-  IdempotencyConflict: 'idempotency-conflict',
   Conflict: 'conflict',
   PayloadTooLarge: 'payload-too-large',
-  UnknownSubagent: 'unknown-subagent',
-  EventLimit: 'event-limit',
   RateLimited: 'rate-limited',
   Timeout: 'timeout',
   Unavailable: 'unavailable',
