@@ -19,8 +19,9 @@ export class DirectoryCache {
       this.entriesRead += entries.length
     } catch (err) {
       // only a directory that is not there is empty: one that cannot be read (EACCES) may hold the match,
-      // so it is a fault the evaluator reports as `error`, never a miss
-      if (!isMissing(err)) throw err
+      // so it is a fault the evaluator reports as `error`, never a miss; so is one nested past the
+      // system's path length (ENAMETOOLONG), which exists and holds what it holds (the walk's bound)
+      if (!isMissing(err) || (err as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw err
       entries = null
     }
     this.listings.set(dir, entries)

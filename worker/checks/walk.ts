@@ -1,6 +1,6 @@
 // The bounded, stop-at-first-match walk of one glob below its static prefix, by the walk rules of
 // docs/requirements.md: symlinked directories are followed, judged by real path, loops cut.
-import { realpathSync, statSync } from 'node:fs'
+import { type Dirent, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/index.js'
 import { isInside, isMissing } from '../run/paths.js'
@@ -51,7 +51,15 @@ export async function walkGlob(
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     if (ctx.signal.aborted) return { ...result, stopped: Reason.Timeout }
     // listed by real path (the directory the rules were judged on); unreadable (EACCES) throws: a fault
-    const entries = ctx.listings.list(frame.real) ?? []
+    let entries: Dirent[]
+    try {
+      entries = ctx.listings.list(frame.real) ?? []
+    } catch (err) {
+      // deeper than a path can be long: what is below is there, unseen
+      if ((err as NodeJS.ErrnoException).code === 'ENAMETOOLONG')
+        return { ...result, stopped: Reason.WalkLimit }
+      throw err
+    }
     result.entriesScanned += entries.length
     if (result.entriesScanned > ctx.maxEntries) return { ...result, stopped: Reason.WalkLimit }
     const subdirs: Frame[] = []
