@@ -248,7 +248,7 @@ describe('paths: globs', () => {
     for (let i = 0; i < 10; i++) write(ws, `a/f${i}.txt`)
     write(ws, 'a/b/target.ts')
     const finding = await checkPaths('**/*.ts', context(ws, {}, { maxEntries: 5 }))
-    expect(finding).toMatchObject({ status: 'error', reason: 'walk-limit' })
+    expect(finding).toEqual({ status: 'error', reason: 'walk-limit', observed: { entriesScanned: 12 } })
   })
 
   it('is error timeout, never met, once the check is aborted', async () => {
@@ -299,6 +299,25 @@ describe('paths: the grammar, as picomatch reads it', () => {
       await expect(checkPaths(pattern, context(ws))).rejects.toThrow(/normal form/)
     },
   )
+})
+
+describe('paths: patterns a segment cannot be matched on its own', () => {
+  // each: a group, a "|", a quote or a class that spans a "/", or a "$" (picomatch reads "$$*" alone
+  // differently): the walk must not prune by segment, or it misses the match
+  it.each([
+    ['@(src/lib)/*.ts', 'src/lib/a.ts'],
+    ['a/b|c/d', 'c/d'],
+    ['"a/b"/*', 'a/b/x'],
+    ['$$*/x', '$$/x'],
+    ['a[b/c]d', 'a/d'],
+    ['{a,b/c}/x', 'b/c/x'],
+    // not a segment the pattern cannot match, but one below its globstar: anything may hold a match there
+    ['packages/*/**/x.ts', 'packages/a/b/c/x.ts'],
+  ])('%s is met by %s', async (pattern, file) => {
+    const ws = tempDir()
+    write(ws, file)
+    expect(await checkPaths(pattern, context(ws))).toEqual({ status: 'met', observed: { match: file } })
+  })
 })
 
 describe('paths: symlinked directories', () => {
@@ -542,6 +561,29 @@ describe('paths: what the walk rules hold for the static prefix', () => {
     link(ws, 'a/up', '..')
     expect(await checkPaths('a/up/*.txt', context(ws))).toMatchObject({ status: 'unmet' })
     expect(await checkPaths('*.txt', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('lists a static prefix that is a dangling symlink, and nothing for one that is not there', async () => {
+    const ws = tempDir()
+    link(ws, 'gen', 'nowhere')
+    expect(await checkPaths('gen/*.ts', context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [{ path: 'gen', why: 'dangling-symlink' }] },
+    })
+    expect(await checkPaths('missing/*.ts', context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [] },
+    })
+  })
+
+  it('does not enter a directory on the way to the prefix that is already on its own path', async () => {
+    const ws = tempDir()
+    write(ws, 'x/f.txt')
+    link(ws, 'a/up', '..')
+    expect(await checkPaths('a/up/x/*.txt', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('x/*.txt', context(ws))).toMatchObject({ status: 'met' })
   })
 
   it('decides a prefix that is a file without a walk, even out of time', async () => {

@@ -1,6 +1,6 @@
 // The walk's rules on their own: containment, what is hidden by real path, loops, the bound on what is read
 // and listed, and the turns it hands back to the event loop.
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
@@ -12,6 +12,7 @@ import {
   MAX_REJECTED,
   repeats,
   rootFrame,
+  walkGlob,
 } from '../../../worker/checks/walk.js'
 import { context, link, tempDir, write } from './helpers.js'
 
@@ -144,5 +145,30 @@ describe('the walk', () => {
     setImmediate(() => setImmediate(() => controller.abort()))
     const finding = await checkPaths('d0/**/nothing', context(ws, {}, { signal: controller.signal }))
     expect(finding).toMatchObject({ status: 'error', reason: 'timeout' })
+  })
+})
+
+describe('walkGlob', () => {
+  it('keeps at most 20 rejected entries of its own', async () => {
+    const ws = tempDir()
+    for (let i = 0; i < MAX_REJECTED + 5; i++) link(ws, `f${i}.ts`, `nowhere${i}`)
+    const result = await walkGlob(glob('*.ts'), rootFrame(ws), ws, context(ws))
+    expect(result).toMatchObject({ entriesScanned: MAX_REJECTED + 5 })
+    expect(result.rejected).toHaveLength(MAX_REJECTED)
+  })
+
+  // listings are shared by the checks of one verify(): a directory gone since one was read holds nothing
+  it('reads a directory that is gone since its parent was listed as empty', async () => {
+    const ws = tempDir()
+    write(ws, 'd/x.ts')
+    const ctx = context(ws)
+    expect(await checkPaths('*.md', ctx)).toMatchObject({ status: 'unmet' })
+    rmSync(join(ws, 'd'), { recursive: true })
+    write(ws, 'd')
+    expect(await checkPaths('**/*.ts', ctx)).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 1, rejected: [] },
+    })
   })
 })
