@@ -5,8 +5,6 @@ export default {
   coverageAnalysis: 'perTest',
   mutate: [
     'worker/checks/*.ts',
-    // issue 16 owns these four; they join the run after its merge (docs/mutation.md)
-    '!worker/checks/{pattern,walk,paths,listing}.ts',
     '!worker/checks/types.ts',
     'worker/run/{git-env,git-home,job-git,paths}.ts',
     'src/coordinator/dispatch/judge.ts',

@@ -39,8 +39,8 @@ const MAX_PLANS = 4096
 export function planPattern(input: string): PatternPlan {
   let plan = plans.get(input)
   if (!plan) {
-    const problem = PathPattern.safeParse(input).error?.issues[0]?.message
-    if (problem) throw new Error(`invalid path pattern ${JSON.stringify(input)}: ${problem}`)
+    const [problem] = PathPattern.safeParse(input).error?.issues ?? []
+    if (problem) throw new Error(`invalid path pattern ${JSON.stringify(input)}: ${problem.message}`)
     if (plans.size >= MAX_PLANS) plans.clear()
     plan = compilePattern(input)
     plans.set(input, plan)
@@ -101,18 +101,20 @@ function matcher(pattern: string): Matcher {
 function pruner(parts: string[], pattern: string): GlobPlan['mayEnter'] {
   if (/[(|"$]/.test(pattern) || !parts.every(balanced)) return () => true
   const star = parts.findIndex((p) => p.includes('**'))
-  const fixed = (star === -1 ? parts : parts.slice(0, star)).map((p) => picomatch(p, MATCH_OPTIONS))
+  // up to the globstar; without one (star -1) all but the last segment, below which nothing is entered
+  const fixed = parts.slice(0, star).map((p) => picomatch(p, MATCH_OPTIONS))
   return (name, depth) => {
     if (star === -1 && depth >= parts.length) return false
     const segment = fixed[depth - 1]
     if (segment) return segment(name)
-    // past the fixed segments: a globstar continues, a pattern without one ends here
-    return star !== -1 && depth - 1 >= star
+    // past the fixed segments, at the globstar or below it: anything may hold a match
+    return true
   }
 }
 
 // As many "[" as "]" and "{" as "}": no class or brace is cut by the "/" around this segment.
 function balanced(segment: string): boolean {
-  const count = (c: string) => segment.split(c).length - 1
-  return count('[') === count(']') && count('{') === count('}')
+  // as many pieces split at "[" as at "]": as many of each
+  const pieces = (c: string) => segment.split(c).length
+  return pieces('[') === pieces(']') && pieces('{') === pieces('}')
 }

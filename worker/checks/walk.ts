@@ -34,6 +34,7 @@ export interface Frame {
 type Seen = { real: string; isDir: boolean } | { why: Rejection } | 'hidden'
 
 export function rootFrame(realRoot: string): Frame {
+  // Stryker disable next-line BooleanLiteral: only a link followed on the way makes a real path repeat; checking without one finds nothing
   return { rel: '', real: realRoot, depth: 0, linked: false }
 }
 
@@ -69,7 +70,9 @@ export async function walkGlob(
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
       const matches = plan.matches(rel)
       const isLink = entry.isSymbolicLink()
-      const mayEnter = (isLink || entry.isDirectory()) && plan.mayEnter(name, frame.depth + 1)
+      // Stryker disable next-line ConditionalExpression: asking the pruner about a file changes nothing, a file is never entered
+      const enterable = isLink || entry.isDirectory()
+      const mayEnter = enterable && plan.mayEnter(name, frame.depth + 1)
       // neither a match nor a directory that may hold one: no syscall
       if (!matches && !mayEnter) continue
       const seen: Seen = isLink
@@ -82,18 +85,22 @@ export async function walkGlob(
       }
       if (matches && (seen.isDir || !plan.dirOnly) && (!agent || reaches(agent, rel, ctx, result)))
         return { ...result, match: rel }
-      const loops = (isLink || frame.linked) && repeats(frame, seen.real)
+      // Stryker disable next-line ConditionalExpression: only a link followed on the way makes a real path repeat; checking without one finds nothing
+      const mayRepeat = isLink || frame.linked
+      const loops = mayRepeat && repeats(frame, seen.real)
       if (seen.isDir && mayEnter && !loops)
         subdirs.push({
           rel,
           real: seen.real,
           depth: frame.depth + 1,
           parent: frame,
+          // Stryker disable next-line ConditionalExpression: only a link followed on the way makes a real path repeat; checking without one finds nothing
           linked: frame.linked || isLink,
         })
     }
     // files of a directory are tried before any subdirectory; subdirectories in listing order
     for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i] as Frame)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: yielding more often changes when other callbacks run, not what the walk finds
     if (performance.now() - sliceStart > SLICE_MS) {
       await yieldToLoop()
       sliceStart = performance.now()
@@ -118,13 +125,13 @@ function followLink(path: string, realRoot: string, plan: GlobPlan): Seen {
 
 // The walk rules by real path: nothing in .git/, nothing in node_modules/ unless the pattern names it.
 export function hiddenByRealPath(real: string, realRoot: string, plan: GlobPlan): boolean {
-  if (real === realRoot) return false
-  const segments = real.slice(realRoot === '/' ? 1 : realRoot.length + 1).split('/')
+  // below "/ws", "/ws/a/.git" is ["", "a", ".git"]; below "/", "/.git" is [".git"]
+  const segments = real.slice(realRoot.length).split('/')
   return segments.includes('.git') || (!plan.namesNodeModules && segments.includes('node_modules'))
 }
 
 // Whether a directory's real path is already that of a directory on the frame's own path: entering it loops.
-export function repeats(frame: Frame, real: string): boolean {
+export function repeats(frame: Frame | undefined, real: string): boolean {
   for (let f: Frame | undefined = frame; f; f = f.parent) if (f.real === real) return true
   return false
 }

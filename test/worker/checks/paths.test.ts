@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
@@ -248,7 +248,7 @@ describe('paths: globs', () => {
     for (let i = 0; i < 10; i++) write(ws, `a/f${i}.txt`)
     write(ws, 'a/b/target.ts')
     const finding = await checkPaths('**/*.ts', context(ws, {}, { maxEntries: 5 }))
-    expect(finding).toMatchObject({ status: 'error', reason: 'walk-limit' })
+    expect(finding).toEqual({ status: 'error', reason: 'walk-limit', observed: { entriesScanned: 12 } })
   })
 
   it('is error timeout, never met, once the check is aborted', async () => {
@@ -299,6 +299,25 @@ describe('paths: the grammar, as picomatch reads it', () => {
       await expect(checkPaths(pattern, context(ws))).rejects.toThrow(/normal form/)
     },
   )
+})
+
+describe('paths: patterns a segment cannot be matched on its own', () => {
+  // each: a group, a "|", a quote or a class that spans a "/", or a "$" (picomatch reads "$$*" alone
+  // differently): the walk must not prune by segment, or it misses the match
+  it.each([
+    ['@(src/lib)/*.ts', 'src/lib/a.ts'],
+    ['a/b|c/d', 'c/d'],
+    ['"a/b"/*', 'a/b/x'],
+    ['$$*/x', '$$/x'],
+    ['a[b/c]d', 'a/d'],
+    ['{a,b/c}/x', 'b/c/x'],
+    // not a segment the pattern cannot match, but one below its globstar: anything may hold a match there
+    ['packages/*/**/x.ts', 'packages/a/b/c/x.ts'],
+  ])('%s is met by %s', async (pattern, file) => {
+    const ws = tempDir()
+    write(ws, file)
+    expect(await checkPaths(pattern, context(ws))).toEqual({ status: 'met', observed: { match: file } })
+  })
 })
 
 describe('paths: symlinked directories', () => {
@@ -501,6 +520,146 @@ describe('paths as the agent', () => {
     expect(await checkPaths('ci.yml', context(ws, {}, { agent: AGENT }))).toMatchObject({
       status: 'unmet',
       observed: { rejected: [{ path: 'ci.yml', why: 'unreachable' }] },
+    })
+  })
+})
+
+describe('paths: what the walk rules hold for the static prefix', () => {
+  it('never counts the workspace itself, though a pattern matches the empty path', async () => {
+    const ws = tempDir()
+    expect(await checkPaths('{,a}', context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [] },
+    })
+  })
+
+  it('reads "\\" in a name as a character, never as a separator', async () => {
+    const ws = tempDir()
+    write(ws, 'x\\y.ts')
+    expect(await checkPaths('*/*', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('*', context(ws))).toEqual({ status: 'met', observed: { match: 'x\\y.ts' } })
+  })
+
+  it('walks from the workspace when a "|" may split the whole pattern', async () => {
+    const ws = tempDir()
+    write(ws, 'c')
+    expect(await checkPaths('a/b|c', context(ws))).toEqual({ status: 'met', observed: { match: 'c' } })
+  })
+
+  it('never walks a prefix named .git, even where .git is a symlink to a directory of another name', async () => {
+    const ws = tempDir()
+    write(ws, 'gitdir/HEAD')
+    link(ws, '.git', 'gitdir')
+    expect(await checkPaths('.git/HEA?', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('gitdir/HEA?', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('does not walk a static prefix that is a directory already on its own path', async () => {
+    const ws = tempDir()
+    write(ws, 'top.txt')
+    link(ws, 'a/up', '..')
+    expect(await checkPaths('a/up/*.txt', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('*.txt', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('lists a static prefix that is a dangling symlink, and nothing for one that is not there', async () => {
+    const ws = tempDir()
+    link(ws, 'gen', 'nowhere')
+    expect(await checkPaths('gen/*.ts', context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [{ path: 'gen', why: 'dangling-symlink' }] },
+    })
+    expect(await checkPaths('missing/*.ts', context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [] },
+    })
+  })
+
+  it('does not enter a directory on the way to the prefix that is already on its own path', async () => {
+    const ws = tempDir()
+    write(ws, 'x/f.txt')
+    link(ws, 'a/up', '..')
+    expect(await checkPaths('a/up/x/*.txt', context(ws))).toMatchObject({ status: 'unmet' })
+    expect(await checkPaths('x/*.txt', context(ws))).toMatchObject({ status: 'met' })
+  })
+
+  it('decides a prefix that is a file without a walk, even out of time', async () => {
+    const ws = tempDir()
+    write(ws, 'f')
+    const controller = new AbortController()
+    controller.abort()
+    expect(await checkPaths('f/*', context(ws, {}, { signal: controller.signal }))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [] },
+    })
+  })
+
+  it('is unmet for a literal path through a file: nothing is there', async () => {
+    const ws = tempDir()
+    write(ws, 'file.txt')
+    expect(await checkPaths('file.txt/x', context(ws))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [] },
+    })
+  })
+
+  // one verify() judges every pattern against one workspace: a workspace link swapped meanwhile changes nothing
+  it('reads the real path of the workspace once per verify() call', async () => {
+    const parent = tempDir()
+    write(parent, 'one/x')
+    write(parent, 'two/x')
+    const ws = join(parent, 'ws')
+    link(parent, 'ws', 'one')
+    const ctx = context(ws)
+    expect(await checkPaths('x', ctx)).toMatchObject({ status: 'met' })
+    rmSync(ws)
+    link(parent, 'ws', 'two')
+    expect(await checkPaths('x', ctx)).toMatchObject({
+      status: 'unmet',
+      observed: { rejected: [{ path: 'x', why: 'symlink-escapes-workspace' }] },
+    })
+    expect(await checkPaths('x', context(ws))).toMatchObject({ status: 'met' })
+  })
+})
+
+describe('paths as the agent: the static prefix', () => {
+  it('rejects a prefix that matches but that the agent cannot reach', async () => {
+    const ws = sharedDir()
+    write(ws, 'f')
+    chmodSync(ws, 0o700)
+    expect(await checkPaths('f/**/@(*)', context(ws, {}, { agent: AGENT }))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 0, rejected: [{ path: 'f', why: 'unreachable' }] },
+    })
+    expect(await checkPaths('f/**/@(*)', context(ws))).toEqual({ status: 'met', observed: { match: 'f' } })
+  })
+
+  it('lists at most 20 rejected entries, the prefix among them', async () => {
+    const ws = sharedDir()
+    for (let i = 0; i < 25; i++) write(ws, `closed/dir/f${i}`)
+    chmodSync(join(ws, 'closed'), 0o700)
+    const finding = await checkPaths('closed/dir/**/{**,a}', context(ws, {}, { agent: AGENT }))
+    expect(finding).toMatchObject({ status: 'unmet', reason: 'no-match' })
+    const rejected = finding.observed.rejected as { path: string; why: string }[]
+    expect(rejected).toHaveLength(20)
+    expect(rejected[0]).toEqual({ path: 'closed/dir', why: 'unreachable' })
+  })
+
+  it('does not enter a directory at the last segment of a pattern without a globstar', async () => {
+    const ws = sharedDir()
+    for (let i = 0; i < 5; i++) write(ws, `packages/a/package.json/f${i}`)
+    chmodSync(join(ws, 'packages/a/package.json'), 0o700)
+    chmodSync(join(ws, 'packages/a'), 0o700)
+    expect(await checkPaths('packages/*/package.json', context(ws, {}, { agent: AGENT }))).toEqual({
+      status: 'unmet',
+      reason: 'no-match',
+      observed: { entriesScanned: 2, rejected: [{ path: 'packages/a/package.json', why: 'unreachable' }] },
     })
   })
 })

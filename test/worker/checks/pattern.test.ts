@@ -17,6 +17,17 @@ describe('planPattern', () => {
     expect(planPattern('src/**/*.ts')).toBe(planPattern('src/**/*.ts'))
   })
 
+  it('keeps 4,096 plans, and starts over at the next', () => {
+    // compile until the cache starts over: then it holds the last pattern and the sentinel
+    const sentinel = planPattern('sentinel/**/*.ts')
+    for (let i = 0; planPattern('sentinel/**/*.ts') === sentinel; i++) planPattern(`fill${i}/**/*.md`)
+    const kept = planPattern('kept/**/*.ts')
+    for (let i = 0; i < 4_093; i++) planPattern(`more${i}/**/*.md`)
+    expect(planPattern('kept/**/*.ts')).toBe(kept)
+    planPattern('one-more/**/*.md')
+    expect(planPattern('kept/**/*.ts')).not.toBe(kept)
+  })
+
   it('starts over once 4,096 different patterns were compiled', () => {
     const first = planPattern('first/**/*.ts')
     for (let i = 0; i < 4_096; i++) planPattern(`p${i}/**/*.md`)
@@ -84,6 +95,10 @@ describe('a literal pattern', () => {
       }),
       { numRuns: 1_000, seed: 16 },
     )
+  })
+
+  it.each([...'*?[]{}()|$^+"'])('is a glob once it holds %s', (c) => {
+    expect(planPattern(`a${c}b`)).toMatchObject({ glob: true })
   })
 
   it('is what picomatch passes through raw otherwise: a glob, matched as picomatch does', () => {
