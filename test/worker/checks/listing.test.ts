@@ -3,11 +3,11 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DirectoryCache } from '../../../worker/checks/listing.js'
-import { tempDir, write } from './helpers.js'
+import { testDir, write } from './helpers.js'
 
 describe('DirectoryCache', () => {
   it('reads a directory once and counts what it read', () => {
-    const dir = tempDir()
+    const dir = testDir()
     write(dir, 'a')
     write(dir, 'b')
     const cache = new DirectoryCache()
@@ -20,7 +20,7 @@ describe('DirectoryCache', () => {
   })
 
   it('has no listing for a directory that is not there, or a file, and remembers that', () => {
-    const dir = tempDir()
+    const dir = testDir()
     write(dir, 'file')
     const cache = new DirectoryCache()
     expect(cache.list(join(dir, 'missing'))).toBeNull()

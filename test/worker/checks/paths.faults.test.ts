@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { DirectoryCache } from '../../../worker/checks/listing.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
 import { failingMount } from './failing-mount.js'
-import { context, link, tempDir, write } from './helpers.js'
+import { context, link, testDir, write } from './helpers.js'
 
 const bound: string[] = []
 
@@ -31,14 +31,14 @@ async function failingDir(ws: string, name: string, code: 'EIO' | 'EACCES'): Pro
 
 describe.each(['EIO', 'EACCES'] as const)('paths where the kernel answers %s', (code) => {
   it('throws for a directory a glob must list', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'src/readme.md')
     if (!(await failingDir(ws, 'src/locked', code))) return t.skip()
     await expect(checkPaths('src/**/*.ts', context(ws))).rejects.toThrow(code)
   })
 
   it('throws for a symlink a glob must follow', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     const dir = await failingDir(ws, 'mnt', code)
     if (!dir) return t.skip()
     link(ws, 'src/a.ts', join(dir, 'a.ts'))
@@ -46,7 +46,7 @@ describe.each(['EIO', 'EACCES'] as const)('paths where the kernel answers %s', (
   })
 
   it('throws for a static prefix it cannot resolve', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     const dir = await failingDir(ws, 'mnt', code)
     if (!dir) return t.skip()
     link(ws, 'src', join(dir, 'src'))
@@ -54,13 +54,13 @@ describe.each(['EIO', 'EACCES'] as const)('paths where the kernel answers %s', (
   })
 
   it('throws for a literal path it cannot look at', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     if (!(await failingDir(ws, 'mnt', code))) return t.skip()
     await expect(checkPaths('mnt/package.json', context(ws))).rejects.toThrow(code)
   })
 
   it('throws for a literal path whose symlink it cannot follow', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     const dir = await failingDir(ws, 'mnt', code)
     if (!dir) return t.skip()
     link(ws, 'package.json', join(dir, 'package.json'))
@@ -68,7 +68,7 @@ describe.each(['EIO', 'EACCES'] as const)('paths where the kernel answers %s', (
   })
 
   it('does not look at a symlink that neither matches nor may hold a match', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     const dir = await failingDir(ws, 'mnt', code)
     if (!dir) return t.skip()
     link(ws, 'src/docs.md', join(dir, 'docs.md'))
@@ -80,7 +80,7 @@ describe.each(['EIO', 'EACCES'] as const)('paths where the kernel answers %s', (
   })
 
   it('throws, rather than answer "not there", from the listing', async (t) => {
-    const ws = tempDir()
+    const ws = testDir()
     const dir = await failingDir(ws, 'mnt', code)
     if (!dir) return t.skip()
     expect(() => new DirectoryCache().list(dir)).toThrow(code)

@@ -314,7 +314,7 @@ describe('paths: patterns a segment cannot be matched on its own', () => {
     // not a segment the pattern cannot match, but one below its globstar: anything may hold a match there
     ['packages/*/**/x.ts', 'packages/a/b/c/x.ts'],
   ])('%s is met by %s', async (pattern, file) => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, file)
     expect(await checkPaths(pattern, context(ws))).toEqual({ status: 'met', observed: { match: file } })
   })
@@ -526,7 +526,7 @@ describe('paths as the agent', () => {
 
 describe('paths: what the walk rules hold for the static prefix', () => {
   it('never counts the workspace itself, though a pattern matches the empty path', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     expect(await checkPaths('{,a}', context(ws))).toEqual({
       status: 'unmet',
       reason: 'no-match',
@@ -535,20 +535,20 @@ describe('paths: what the walk rules hold for the static prefix', () => {
   })
 
   it('reads "\\" in a name as a character, never as a separator', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'x\\y.ts')
     expect(await checkPaths('*/*', context(ws))).toMatchObject({ status: 'unmet' })
     expect(await checkPaths('*', context(ws))).toEqual({ status: 'met', observed: { match: 'x\\y.ts' } })
   })
 
   it('walks from the workspace when a "|" may split the whole pattern', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'c')
     expect(await checkPaths('a/b|c', context(ws))).toEqual({ status: 'met', observed: { match: 'c' } })
   })
 
   it('never walks a prefix named .git, even where .git is a symlink to a directory of another name', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'gitdir/HEAD')
     link(ws, '.git', 'gitdir')
     expect(await checkPaths('.git/HEA?', context(ws))).toMatchObject({ status: 'unmet' })
@@ -556,7 +556,7 @@ describe('paths: what the walk rules hold for the static prefix', () => {
   })
 
   it('does not walk a static prefix that is a directory already on its own path', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'top.txt')
     link(ws, 'a/up', '..')
     expect(await checkPaths('a/up/*.txt', context(ws))).toMatchObject({ status: 'unmet' })
@@ -564,7 +564,7 @@ describe('paths: what the walk rules hold for the static prefix', () => {
   })
 
   it('lists a static prefix that is a dangling symlink, and nothing for one that is not there', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'gen', 'nowhere')
     expect(await checkPaths('gen/*.ts', context(ws))).toEqual({
       status: 'unmet',
@@ -579,7 +579,7 @@ describe('paths: what the walk rules hold for the static prefix', () => {
   })
 
   it('does not enter a directory on the way to the prefix that is already on its own path', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'x/f.txt')
     link(ws, 'a/up', '..')
     expect(await checkPaths('a/up/x/*.txt', context(ws))).toMatchObject({ status: 'unmet' })
@@ -587,7 +587,7 @@ describe('paths: what the walk rules hold for the static prefix', () => {
   })
 
   it('decides a prefix that is a file without a walk, even out of time', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'f')
     const controller = new AbortController()
     controller.abort()
@@ -599,7 +599,7 @@ describe('paths: what the walk rules hold for the static prefix', () => {
   })
 
   it('is unmet for a literal path through a file: nothing is there', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'file.txt')
     expect(await checkPaths('file.txt/x', context(ws))).toEqual({
       status: 'unmet',
@@ -610,7 +610,7 @@ describe('paths: what the walk rules hold for the static prefix', () => {
 
   // one verify() judges every pattern against one workspace: a workspace link swapped meanwhile changes nothing
   it('reads the real path of the workspace once per verify() call', async () => {
-    const parent = tempDir()
+    const parent = testDir()
     write(parent, 'one/x')
     write(parent, 'two/x')
     const ws = join(parent, 'ws')

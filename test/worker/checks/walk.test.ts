@@ -8,30 +8,14 @@ import { type GlobPlan, planPattern } from '../../../worker/checks/pattern.js'
 import {
   childPath,
   hiddenByRealPath,
-  isInside,
   MAX_REJECTED,
   repeats,
   rootFrame,
   walkGlob,
 } from '../../../worker/checks/walk.js'
-import { context, link, tempDir, write } from './helpers.js'
+import { context, link, testDir, write } from './helpers.js'
 
 const glob = (pattern: string) => planPattern(pattern) as GlobPlan
-
-describe('isInside', () => {
-  it('holds the root itself and what is below it, nothing beside it', () => {
-    expect(isInside('/ws', '/ws')).toBe(true)
-    expect(isInside('/ws/a', '/ws')).toBe(true)
-    expect(isInside('/wsa', '/ws')).toBe(false)
-    expect(isInside('/', '/ws')).toBe(false)
-  })
-
-  it('holds every absolute path under "/", and no relative one', () => {
-    expect(isInside('/a', '/')).toBe(true)
-    expect(isInside('/', '/')).toBe(true)
-    expect(isInside('a', '/')).toBe(false)
-  })
-})
 
 describe('childPath', () => {
   it('joins a name to a directory with one "/", the file system root included', () => {
@@ -76,7 +60,7 @@ describe('repeats', () => {
 
 describe('the walk', () => {
   it('lists at most 20 rejected entries', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < MAX_REJECTED + 5; i++) link(ws, `gen/f${i}.ts`, `../nowhere${i}`)
     const finding = await checkPaths('gen/*.ts', context(ws))
     expect(finding).toMatchObject({ status: 'unmet', reason: 'no-match' })
@@ -84,7 +68,7 @@ describe('the walk', () => {
   })
 
   it('lists a dangling link only where it matches', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'src/gone', '../nowhere')
     write(ws, 'src/readme.md')
     expect(await checkPaths('src/**/*.ts', context(ws))).toEqual({
@@ -95,7 +79,7 @@ describe('the walk', () => {
   })
 
   it('reads exactly as many entries as its bound allows without stopping', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < 4; i++) write(ws, `a/f${i}.txt`)
     write(ws, 'a/b/target.ts')
     // a/ holds 5 entries, a/b/ one: 6 in all
@@ -112,7 +96,7 @@ describe('the walk', () => {
   // a link to a directory that is not on the walk's path, holding a directory that is: the real directory
   // is reached again without a link of its own, and only the link followed above says it may repeat
   it('does not enter a directory on its own path reached through a plain directory below a link', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     mkdirSync(join(ws, 'a'))
     link(ws, 'a/l1', '../b/c')
     link(ws, 'b/c/l2', '..')
@@ -124,7 +108,7 @@ describe('the walk', () => {
   })
 
   it('does not enter a directory on its own path below a symlinked static prefix', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     link(ws, 'l', 'b/c')
     link(ws, 'b/c/l2', '..')
     expect(await checkPaths('l/l2/*/*', context(ws))).toMatchObject({ status: 'unmet' })
@@ -133,7 +117,7 @@ describe('the walk', () => {
 
   // the walk is synchronous between its turns: without them a timeout could not stop it
   it('hands the event loop back while it walks, so that a timeout stops it', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     // 2 links per level, 14 levels: 2^14 paths to walk from 44 entries
     for (let level = 0; level < 14; level++) {
       link(ws, `d${level}/a`, `../d${level + 1}`)
@@ -150,7 +134,7 @@ describe('the walk', () => {
 
 describe('walkGlob', () => {
   it('keeps at most 20 rejected entries of its own', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     for (let i = 0; i < MAX_REJECTED + 5; i++) link(ws, `f${i}.ts`, `nowhere${i}`)
     const result = await walkGlob(glob('*.ts'), rootFrame(ws), ws, context(ws))
     expect(result).toMatchObject({ entriesScanned: MAX_REJECTED + 5 })
@@ -159,7 +143,7 @@ describe('walkGlob', () => {
 
   // listings are shared by the checks of one verify(): a directory gone since one was read holds nothing
   it('reads a directory that is gone since its parent was listed as empty', async () => {
-    const ws = tempDir()
+    const ws = testDir()
     write(ws, 'd/x.ts')
     const ctx = context(ws)
     expect(await checkPaths('*.md', ctx)).toMatchObject({ status: 'unmet' })
