@@ -96,9 +96,8 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
   const names = plan.base.split('/')
   // one realpath when no directory of the prefix is a symlink, the common case
   const direct = childPath(realRoot, plan.base)
-  const plainWay = !names.includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct
   // Stryker disable next-line ConditionalExpression,BlockStatement: the per-directory path below gives the same frames where no directory is a link, with a realpath each
-  if (plainWay) {
+  if (!names.includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
     // no link on the way: each directory's real path is its path under the workspace's
     for (const name of names) {
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`

@@ -109,6 +109,16 @@ describe('paths: globs', () => {
     expect(ctx.listings.entriesRead).toBe(40)
   })
 
+  it('does not enter a directory whose name a segment of the pattern cannot match', async () => {
+    const ws = testDir()
+    write(ws, 'abc/x.ts')
+    write(ws, 'zzz/x.ts')
+    const ctx = context(ws)
+    expect((await checkPaths('a*/nothing.ts', ctx)).status).toBe('unmet')
+    // the workspace (2) and abc/ (1): zzz/ is not read
+    expect(ctx.listings.entriesRead).toBe(3)
+  })
+
   it('still finds matches when a brace alternative spans a "/"', async () => {
     const ws = testDir()
     write(ws, 'lib/sub/a.ts')
