@@ -3,6 +3,10 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
   coverageAnalysis: 'perTest',
+  // CI runs against the last full run's results (docs/mutation.md, "Incremental runs"): only mutants in
+  // changed code, or reached by changed tests, run again. `STRYKER_FORCE=1 npm run test:mutation` runs all.
+  incremental: true,
+  incrementalFile: '.ci/mutation-baseline.json',
   mutate: [
     'worker/checks/*.ts',
     '!worker/checks/types.ts',
