@@ -4,7 +4,8 @@ import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/pr
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { captureBaseline } from '../../worker/baseline.js'
-import { git, makeRepo, promisorTrap, removeAll, safeGit, tempDir, writeFiles } from './git-fixtures.js'
+import { git, makeRepo, promisorTrap, removeAll, tempDir, writeFiles } from './git-fixtures.js'
+import { safeGit } from './worker-git.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

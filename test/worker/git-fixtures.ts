@@ -4,8 +4,6 @@ import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { findGit } from '../../worker/run/git-env.js'
-import { bindGit, type GitRunner } from '../../worker/run/job-git.js'
 
 const identity = {
   GIT_AUTHOR_NAME: 'test',
@@ -48,15 +46,6 @@ export async function makeRepo(files: Record<string, string> = { 'README.md': 'h
   git(dir, 'commit', '-q', '-m', 'initial')
   return dir
 }
-
-// The worker's git as the worker finds it at start: on its own PATH.
-export const GIT = findGit(process.env.PATH, [])
-
-// The code under test's git: the filtered environment and safety flags of worker/run/git-env.ts.
-export const safeGit: GitRunner = bindGit(GIT).run
-
-// The worker's git bound as a job binds it, without an identity or a signal.
-export const JOB_GIT = bindGit(GIT)
 
 export async function removeAll(dirs: string[]): Promise<void> {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })))

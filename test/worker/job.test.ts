@@ -10,7 +10,7 @@ import type { ClaimResponse } from '../../src/contract/index.js'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { openJob } from '../../worker/job.js'
-import { GIT } from './git-fixtures.js'
+import { GIT } from './worker-git.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 

@@ -18,7 +18,8 @@ import { createApi } from '../../worker/api.js'
 import { readClaim } from '../../worker/claim.js'
 import { workerConfig } from '../../worker/config.js'
 import { runDispatch } from '../../worker/lifecycle.js'
-import { GIT, tempDir } from './git-fixtures.js'
+import { findGit } from '../../worker/run/git-env.js'
+import { tempDir } from './git-fixtures.js'
 
 type Answer = { status: number; body?: unknown; raw?: string }
 
@@ -101,7 +102,12 @@ async function dispatchWith(
   const ending = await runDispatch(read, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
     log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
-    config: workerConfig({ git: GIT, workerId: 'w-decision', workdir, roots: [workspace] }),
+    config: workerConfig({
+      git: findGit(process.env.PATH, []),
+      workerId: 'w-decision',
+      workdir,
+      roots: [workspace],
+    }),
     env: process.env,
     signal: worker.signal,
   })

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createApi } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { startWorker } from '../../worker/worker.js'
-import { GIT, tempDir } from './git-fixtures.js'
+import { tempDir } from './git-fixtures.js'
+import { GIT } from './worker-git.js'
 
 let server: Server | undefined
 

@@ -7,7 +7,7 @@ import { checkGit } from '../../../worker/checks/git.js'
 import { verify } from '../../../worker/checks/index.js'
 import { findGit, type Git } from '../../../worker/run/git-env.js'
 import { bindGit } from '../../../worker/run/job-git.js'
-import { git } from '../git-fixtures.js'
+import { diesWithin, git } from '../git-fixtures.js'
 import { context, link, repoWithCommit, sharedDir, testDir, write } from './helpers.js'
 
 const PATH = process.env.PATH ?? ''
@@ -144,6 +144,21 @@ async function factsWith(body: string) {
 }
 
 const NOT_A_REPO = { toplevel: null, head: null, shallow: false }
+
+describe("git: the check's own time bound", () => {
+  it('stops a git that outlives the per-check timeout (its signal and time bound reach the git run)', async () => {
+    const dir = testDir()
+    const pidFile = join(dir, 'pid')
+    const { git } = scriptedGit(`echo $$ > ${pidFile}; exec sleep 30`)
+    const verdict = await verify(
+      { git: { worktree: true } },
+      { workspace: testDir(), env: { PATH }, git: bindGit(git).run, timeoutMs: 300 },
+    )
+    expect(verdict.results[0]).toMatchObject({ status: 'error', reason: 'timeout' })
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    expect(await diesWithin(pid, 3_000)).toBe(true)
+  })
+})
 
 describe('git: reading what git answered', () => {
   it('reads "not a git repository" (exit 128) as an answer: not a worktree, no history', async () => {

@@ -32,7 +32,10 @@ import { repoWithCommit, testDir, write } from '../checks/helpers.js'
 import { diesWithin, git, promisorTrap } from '../git-fixtures.js'
 
 const PATH = process.env.PATH ?? ''
-const GIT = findGit(PATH, [])
+// The worker's git, found the first time a test asks (never while this file loads: code run at load
+// and again by tests is what mutation testing cannot attribute, docs/mutation.md "Static mutants").
+let found: Git | undefined
+const trusted = (): Git => (found ??= findGit(PATH, []))
 
 // A repository whose config and hooks would run a command that leaves a marker file behind.
 function trappedRepo(): { ws: string; marker: string } {
@@ -69,7 +72,7 @@ describe('gitEnvironment', () => {
     const hideAll = write(planted, 'hide-all', '*\n')
     write(planted, '.gitconfig', `[user]\n\tname = planted\n[core]\n\texcludesFile = ${hideAll}\n`)
     write(planted, '.config/git/ignore', '*\n')
-    const run = (...args: string[]) => runGit(ws, args, { git: GIT, env: { HOME: planted } })
+    const run = (...args: string[]) => runGit(ws, args, { git: trusted(), env: { HOME: planted } })
     expect((await run('ls-files', '--others', '--exclude-standard')).stdout).toBe('untracked.txt')
     expect((await run('config', 'user.name')).exitCode).toBe(1)
   })
@@ -127,8 +130,8 @@ describe('findGit', () => {
 
   it('answers the real path of the git it found and the PATH it was found on', () => {
     const dir = testDir()
-    symlinkSync(GIT.bin, join(dir, 'git'))
-    expect(findGit(`${dir}:/usr/bin`, [])).toMatchObject({ bin: GIT.bin, path: `${dir}:/usr/bin` })
+    symlinkSync(trusted().bin, join(dir, 'git'))
+    expect(findGit(`${dir}:/usr/bin`, [])).toMatchObject({ bin: trusted().bin, path: `${dir}:/usr/bin` })
   })
 })
 
@@ -138,7 +141,7 @@ describe('runGit never runs repository-controlled code', () => {
     execFileSync('git', ['-C', ws, 'status', '--porcelain'], { env: { PATH, HOME: ws }, stdio: 'ignore' })
     expect(existsSync(marker)).toBe(true)
     const { ws: again, marker: untouched } = trappedRepo()
-    const run = await runGit(again, ['status', '--porcelain'], { git: GIT })
+    const run = await runGit(again, ['status', '--porcelain'], { git: trusted() })
     expect(run.exitCode).toBe(0)
     expect(existsSync(untouched)).toBe(false)
   })
@@ -162,7 +165,7 @@ describe('runGit never runs repository-controlled code', () => {
     })
     expect(existsSync(marker)).toBe(true)
     const { ws: again, marker: untouched } = trappedRepo()
-    expect((await runGit(again, commit, { git: GIT })).exitCode).toBe(0)
+    expect((await runGit(again, commit, { git: trusted() })).exitCode).toBe(0)
     expect(existsSync(untouched)).toBe(false)
   })
 
@@ -180,7 +183,7 @@ describe('runGit never runs repository-controlled code', () => {
         // HEAD's commit is missing, so each run fails; with ext:: it sometimes ends by a signal (the
         // helper's pipe closing under it). How git ends is not the point: whether the trap ran is.
         const run = (env: Record<string, string>) =>
-          runGit(ws, head, { git: GIT, env }).catch(() => undefined)
+          runGit(ws, head, { git: trusted(), env }).catch(() => undefined)
         // the control: a git allowed to fetch runs the trap
         await run({ ...lazy, ...transports })
         expect(existsSync(marker)).toBe(true)
@@ -208,14 +211,14 @@ describe('runGit', () => {
     const ws = repoWithCommit()
     const index = join(testDir(), 'index')
     const run = await runGit(ws, ['rev-parse', '--git-path', 'index'], {
-      git: GIT,
+      git: trusted(),
       env: { GIT_INDEX_FILE: index },
     })
     expect(run.stdout).toBe(index)
   })
 
   it('reads nothing from stdin and reports the exit code of a failing command', async () => {
-    const run = await runGit(testDir(), ['rev-parse', 'HEAD'], { git: GIT })
+    const run = await runGit(testDir(), ['rev-parse', 'HEAD'], { git: trusted() })
     expect(run.exitCode).toBe(128)
     expect(run.stderr).toMatch(/not a git repository/)
   })
@@ -224,7 +227,7 @@ describe('runGit', () => {
     const controller = new AbortController()
     controller.abort()
     await expect(
-      runGit(repoWithCommit(), ['status'], { git: GIT, signal: controller.signal }),
+      runGit(repoWithCommit(), ['status'], { git: trusted(), signal: controller.signal }),
     ).rejects.toThrow()
   })
 })
@@ -233,7 +236,7 @@ describe('runGit', () => {
 function scriptedGit(body: string): { git: Git; dir: string } {
   const dir = testDir()
   write(dir, 'git', `#!/bin/sh\necho $$ > ${dir}/pid\n${body}\n`, 0o755)
-  return { git: { bin: join(dir, 'git'), path: PATH, home: GIT.home }, dir }
+  return { git: { bin: join(dir, 'git'), path: PATH, home: trusted().home }, dir }
 }
 
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim())
@@ -303,13 +306,13 @@ describe('runGit: bounds', () => {
     expect(kill).toHaveBeenCalledTimes(1)
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
     const done = new AbortController()
-    await runGit(testDir(), ['version'], { git: GIT, signal: done.signal })
+    await runGit(testDir(), ['version'], { git: trusted(), signal: done.signal })
     expect(getEventListeners(done.signal, 'abort')).toHaveLength(0)
   })
 
   it('is GitUnavailableError when git cannot be started, and signals nothing', async () => {
     const kill = vi.spyOn(process, 'kill')
-    const missing = { bin: join(testDir(), 'no-git'), path: PATH, home: GIT.home }
+    const missing = { bin: join(testDir(), 'no-git'), path: PATH, home: trusted().home }
     const run = runGit(testDir(), ['status'], { git: missing })
     await expect(run).rejects.toThrow(GitUnavailableError)
     await expect(run).rejects.toThrow(/^git could not start: spawn .*no-git ENOENT$/)
@@ -319,7 +322,7 @@ describe('runGit: bounds', () => {
   // Once git has exited, its process group id may be reused: a kill then could hit someone else's.
   it('signals no process group once git has exited', async () => {
     const kill = vi.spyOn(process, 'kill')
-    expect((await runGit(testDir(), ['version'], { git: GIT, timeoutMs: 10_000 })).exitCode).toBe(0)
+    expect((await runGit(testDir(), ['version'], { git: trusted(), timeoutMs: 10_000 })).exitCode).toBe(0)
     expect(kill).not.toHaveBeenCalled()
   })
 
