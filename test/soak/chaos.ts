@@ -2,6 +2,7 @@
 // again), a worker SIGSTOPped past its lease (then let go on), a coordinator restarted, the database cut
 // off behind the proxy. Each is recorded with what the checks and the figures need.
 
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Coordinator, Proc } from '../e2e/support.js'
 import type { TcpProxy } from '../support/tcp-proxy.js'
 
@@ -23,8 +24,6 @@ export interface Stage {
   coordinators: Coordinator[]
   restart(c: Coordinator): Promise<Coordinator>
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function ready(url: string): Promise<boolean> {
   const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined)

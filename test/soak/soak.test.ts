@@ -3,8 +3,10 @@
 // the database is cut off behind a TCP proxy. Then the database is read directly and every promise is
 // checked: all ended, no agent without `proceed`, a re-run only after its worker's fault, one dispatch per
 // idempotency key, completions of the last attempt, no 5xx but 503. SOAK_DISPATCHES sets the count.
+
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -32,8 +34,6 @@ const coordinators: Coordinator[] = []
 const workers = new Map<string, Proc>()
 // Answers ≥ 500 other than 503, as the orchestrator saw them
 const fiveHundreds: string[] = []
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function launch(id: string): Proc {
   const url = coordinators[Number(id.slice(1)) % 2]?.url ?? ''
