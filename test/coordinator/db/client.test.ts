@@ -4,6 +4,7 @@ import { connectPostgres, PREPARED, rows } from '../../../src/coordinator/db/cli
 import { jsonb } from '../../../src/coordinator/db/sql.js'
 import { toApiError } from '../../../src/coordinator/http/http.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
+import { waitFor } from '../../support/wait.js'
 
 describe('database connections', () => {
   let t: TestDatabase
@@ -32,6 +33,17 @@ describe('database connections', () => {
     try {
       const [me] = await rows<{ pid: number }>(db.orm, sql`SELECT pg_backend_pid() AS pid`)
       const sleeping = db.orm.execute(sql`SELECT pg_sleep(5)`).catch((e: unknown) => e)
+      // terminated while the sleep runs on it, not before it was sent (then a new connection would take it)
+      await waitFor(
+        async () =>
+          (
+            await rows(
+              t.db.orm,
+              sql`SELECT 1 FROM pg_stat_activity WHERE pid = ${me?.pid}::int AND query LIKE '%pg_sleep%'`,
+            )
+          ).length === 1,
+        { timeoutMs: 5_000, what: 'the sleep running on its backend' },
+      )
       await t.db.orm.execute(sql`SELECT pg_terminate_backend(${me?.pid}::int)`)
       expect(toApiError(await sleeping)).toMatchObject({ status: 503, code: 'unavailable' })
       // postgres.js fails the statement after that one too (with the 57P01 itself): also a 503, and
