@@ -12,6 +12,7 @@ import { healthRoutes } from './routes/health.js'
 import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
 import { tokenRoutes } from './routes/tokens.js'
+import { webhookRoutes } from './routes/webhooks.js'
 import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
 
 export function createApp(input: AppDeps) {
@@ -46,6 +47,7 @@ export function createApp(input: AppDeps) {
     .route('/', workerRoutes(deps))
     .route('/', reportRoutes(deps))
     .route('/', tokenRoutes(deps))
+    .route('/', webhookRoutes(deps))
     .route('/', deps.metrics.routes)
 
   app.doc31('/openapi.json', {

@@ -1,5 +1,6 @@
 // What the app is built from: the database, the coordinator's configuration, the claim waker, the
 // claim hints, the metrics and the resolved tokens.
+import { DEFAULT_DELIVERY, type DeliveryConfig } from './alerts/deliver.js'
 import type { Database } from './db/client.js'
 import type { EventLimits } from './db/events.js'
 import { ClaimHints } from './dispatch/claim-hints.js'
@@ -34,6 +35,8 @@ export interface CoordinatorConfig {
   metricsPerSecond: number
   // When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (PREFLIGHT_METRICS_TOKEN).
   metricsToken?: string | undefined
+  // Sending the webhooks' deliveries: poll interval, retry backoff, tries, receiver timeout.
+  webhooks: DeliveryConfig
 }
 
 const defaultConfig: CoordinatorConfig = {
@@ -50,6 +53,7 @@ const defaultConfig: CoordinatorConfig = {
   eventLimits: { perAttempt: 32, detailBytes: 1024 * 1024 },
   metricsCacheMs: 5_000,
   metricsPerSecond: 100,
+  webhooks: DEFAULT_DELIVERY,
 }
 
 export interface AppDeps {

@@ -1,13 +1,15 @@
-// Runs the app over HTTP with the lease sweep, NOTIFY wake-ups and token revocations; stop() shuts it
-// all down once.
+// Runs the app over HTTP with the lease sweep, NOTIFY wake-ups, token revocations and the webhooks'
+// deliveries; stop() shuts it all down once.
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { startDeliverer } from './alerts/deliver.js'
 import { createApp } from './app.js'
 import { type CoordinatorConfig, resolveDeps } from './config.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
 import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
+import { WEBHOOKS_CHANNEL } from './db/webhooks.js'
 import { Waker } from './dispatch/waker.js'
 
 export interface ServerOptions {
@@ -39,6 +41,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const forget = () => deps.tokens.invalidate()
   const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
   const sweeper = startSweeper(deps.db, deps.waker, deps.config.sweepIntervalMs, log)
+  const deliverer = startDeliverer(deps.db.orm, deps.config.webhooks, log)
+  const deliver = () => deliverer.wake()
+  const unlistenWebhooks = await opts.db.listen(WEBHOOKS_CHANNEL, deliver, deliver)
   const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0')
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'
   let stopping: Promise<void> | undefined
@@ -52,6 +57,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         await closeServer(server)
         await unlistenDispatches().catch(() => {})
         await unlistenTokens().catch(() => {})
+        await unlistenWebhooks().catch(() => {})
+        await deliverer.stop()
       })()
       return stopping
     },

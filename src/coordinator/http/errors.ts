@@ -12,6 +12,7 @@ export const ErrorCode = {
   Unauthorized: 'unauthorized',
   Forbidden: 'forbidden',
   Conflict: 'conflict',
+  TooManyWebhooks: 'too-many-webhooks',
   PayloadTooLarge: 'payload-too-large',
   RateLimited: 'rate-limited',
   Timeout: 'timeout',
