@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { startDeliverer } from './alerts/deliver.js'
 import { createApp } from './app.js'
-import { type CoordinatorConfig, resolveDeps } from './config.js'
+import { type CoordinatorConfig, type Deps, resolveDeps } from './config.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
 import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
@@ -40,7 +40,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const unlistenDispatches = await opts.db.listen(NOTIFY_CHANNEL, wake, wake)
   const forget = () => deps.tokens.invalidate()
   const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
-  const sweeper = startSweeper(deps.db, deps.waker, deps.config.sweepIntervalMs, log)
+  const sweeper = startSweeper(deps, log)
   const deliverer = startDeliverer(deps.db.orm, deps.config.webhooks, log)
   const deliver = () => deliverer.wake()
   const unlistenWebhooks = await opts.db.listen(WEBHOOKS_CHANNEL, deliver, deliver)
@@ -65,7 +65,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: string) => void) {
+function startSweeper({ db, waker, metrics, config }: Deps, log: (line: string) => void) {
   let busy = false
   const timer = setInterval(async () => {
     if (busy) return
@@ -73,13 +73,16 @@ function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: s
     try {
       // Waiting claims of this process wake at once; those of other coordinators through NOTIFY.
       const lapsed = await sweepLeases(db.orm, { notify: db.kind === 'postgres' })
-      if (lapsed.some((d) => d.status === 'queued')) waker.wake()
+      const expired = lapsed.filter((d) => d.status === 'expired').length
+      metrics.recordLapsed(lapsed.length - expired, expired)
+      for (let i = 0; i < expired; i++) metrics.recordEnded('expired', 'lease-expired')
+      if (lapsed.length > expired) waker.wake()
     } catch (err) {
       log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)
     } finally {
       busy = false
     }
-  }, everyMs)
+  }, config.sweepIntervalMs)
   timer.unref()
   return timer
 }

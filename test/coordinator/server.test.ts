@@ -1,5 +1,8 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DEFAULT_DELIVERY } from '../../src/coordinator/alerts/deliver.js'
 import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { createToken, syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
@@ -161,6 +164,51 @@ describe('the coordinator server', () => {
       expect(await status()).toBe('queued')
     } finally {
       await s.stop()
+    }
+  })
+
+  it('counts the leases its sweep finds lapsed, and sends the alert as soon as the NOTIFY arrives', async () => {
+    const got: string[] = []
+    const receiver = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c) => {
+        body += c
+      })
+      req.on('end', () => {
+        got.push(body)
+        res.end()
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`
+    // the outbox is looked at every minute: only the NOTIFY of the failing transaction sends in time
+    const s = await startServer({
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      config: { sweepIntervalMs: 50, maxAttempts: 1, webhooks: { ...DEFAULT_DELIVERY, pollMs: 60_000 } },
+      log: () => {},
+    })
+    try {
+      // the claim below takes this test's dispatch, not one the tests above left queued
+      await t.db.orm.execute(sql`UPDATE dispatches SET status = 'cancelled' WHERE status = 'queued'`)
+      await post(s.url, '/v1/webhooks', tokens.admin, { url, events: ['dispatch.failed'] })
+      await post(s.url, '/v1/subagents', tokens.admin, definition('lapsing'))
+      await post(s.url, '/v1/dispatches', tokens.admin, { subagent: 'lapsing', workspace })
+      const claimed = await post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w', waitMs: 0 })
+      const id = ((await claimed.json()) as { dispatch: { id: string } }).dispatch.id
+      await t.db.orm.execute(
+        sql`UPDATE dispatches SET lease_expires_at = now() - interval '1 second' WHERE id = ${id}`,
+      )
+      await waitFor(() => got.length === 1, { what: 'the alert' })
+      expect(JSON.parse(got[0] as string).data).toMatchObject({ dispatchId: id, status: 'expired' })
+      const metrics = await (await fetch(`${s.url}/metrics`)).text()
+      expect(metrics).toContain('preflight_lease_expiries_total{outcome="expired"} 1')
+      expect(metrics).toContain('preflight_dispatches_ended_total{status="expired",reason="lease-expired"} 1')
+    } finally {
+      await s.stop()
+      receiver.closeAllConnections()
+      receiver.close()
     }
   })
 })

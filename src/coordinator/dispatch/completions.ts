@@ -7,20 +7,31 @@ import { type CompletionRead, readForCompletion, writeCompletion } from '../db/c
 import { DispatchCode, DispatchError, dispatchNotFound, invalidState, leaseLost } from './errors.js'
 import { fencedWrite } from './fence.js'
 
+export interface Completed {
+  answer: CompleteResponse
+  // what this call stored; absent for a retry of a stored completion (it was counted when stored)
+  written?: { status: DispatchStatus; reason?: string | undefined }
+}
+
 // The write goes first: its WHERE holds every check the read makes, so the expected case is one round
 // trip; only when it matches nothing does the read say why (a retry gets the same answer, else a refusal).
-export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<CompleteResponse> {
+export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<Completed> {
   const completion = completionOf(req)
   const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
-  const write = async () =>
-    (await writeCompletion(db, id, req, required, completion)) ? { id, status: completion.status } : undefined
+  const write = async (): Promise<Completed | undefined> =>
+    (await writeCompletion(db, id, req, required, completion))
+      ? {
+          answer: { id, status: completion.status },
+          written: { status: completion.status, reason: completion.reason },
+        }
+      : undefined
   const first = await write()
   if (first) return first
   return fencedWrite('this completion', async () => {
     const d = await readForCompletion(db, id)
     if (!d) throw dispatchNotFound(id)
     const replayed = replayOrRefuse(d, req, required, completion)
-    if (replayed) return { id, status: replayed }
+    if (replayed) return { answer: { id, status: replayed } }
     return write()
   })
 }

@@ -1,16 +1,28 @@
 // Prometheus metrics: dispatches by status (counted in the database), preflight outcomes, claim wait
 // and HTTP latency; served as text at GET /metrics, open or behind PREFLIGHT_METRICS_TOKEN (src/coordinator/http/auth.ts).
 // Scrapes cost the database and the event loop little, however many come (src/coordinator/http/scrape-limits.ts).
+import { readFileSync } from 'node:fs'
 import { createRoute, z } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import type { MiddlewareHandler } from 'hono'
 import { routePath } from 'hono/route'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import { type CheckResult, DispatchStatus, type Outcome, Reason } from '../../contract/index.js'
+import { type CheckResult, DispatchStatus, type Outcome, Reason, SetupReason } from '../../contract/index.js'
 import { type Orm, rows } from '../db/client.js'
 import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, errorResponse } from './http.js'
 import { paced, reusedFor } from './scrape-limits.js'
+
+// The package's version, from src/coordinator/http or dist/src/coordinator/http.
+const VERSION = (() => {
+  for (const up of ['../../../package.json', '../../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8'))
+      if (pkg.name === 'preflight') return String(pkg.version)
+    } catch {}
+  }
+  return 'unknown'
+})()
 
 export interface Metrics {
   registry: Registry
@@ -19,6 +31,10 @@ export interface Metrics {
   routes: ReturnType<typeof metricsRoutes>
   observeClaimWait(ms: number): void
   recordReport(subagent: string, report: { outcome: Outcome; results: readonly CheckResult[] }): void
+  // A dispatch this coordinator ended (a completion, an aborting report, a cancel, the sweep), once.
+  recordEnded(status: DispatchStatus, reason: string | undefined): void
+  // Leases the sweep found lapsed: requeued for another attempt, or expired for good.
+  recordLapsed(requeued: number, expired: number): void
 }
 
 export interface MetricsOptions {
@@ -40,7 +56,25 @@ const DEFAULT_PER_SECOND = 100
 export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
   const registry = new Registry()
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'preflight_' })
-  dispatchGauge(db, registry)
+  dispatchGauges(db, registry)
+  new Gauge({
+    name: 'preflight_build_info',
+    help: 'The running coordinator: its version and Node.js version (always 1)',
+    labelNames: ['version', 'node'] as const,
+    registers: [registry],
+  }).set({ version: VERSION, node: process.version }, 1)
+  const ended = new Counter({
+    name: 'preflight_dispatches_ended_total',
+    help: 'Dispatches this coordinator ended, by final status and reason (setup reasons, preflight outcome, "" for none)',
+    labelNames: ['status', 'reason'] as const,
+    registers: [registry],
+  })
+  const lapsed = new Counter({
+    name: 'preflight_lease_expiries_total',
+    help: "Leases found lapsed by this coordinator's sweep: requeued for another attempt, or expired for good",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
   const reports = new Counter({
     name: 'preflight_reports_total',
     help: 'Stored preflight reports by subagent and outcome',
@@ -82,6 +116,11 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
       paced(opts.perSecond ?? DEFAULT_PER_SECOND, opts.maxWaitMs),
     ),
     observeClaimWait: (ms) => claimWait.observe(ms / 1000),
+    recordEnded: (status, reason) => ended.inc({ status, reason: endReasonLabel(reason) }),
+    recordLapsed(requeued, expired) {
+      if (requeued > 0) lapsed.inc({ outcome: 'requeued' }, requeued)
+      if (expired > 0) lapsed.inc({ outcome: 'expired' }, expired)
+    },
     recordReport(subagent, report) {
       reports.inc({ subagent, outcome: report.outcome })
       for (const r of report.results) {
@@ -96,30 +135,60 @@ const knownReasons = new Set<string>(Object.values(Reason))
 const reasonLabel = (reason: string | undefined) =>
   reason === undefined ? '' : knownReasons.has(reason) ? reason : 'other'
 
+// The same for why a dispatch ended: setup reasons, preflight outcomes and the coordinator's own.
+const knownEndReasons = new Set<string>([
+  ...Object.values(SetupReason),
+  ...knownReasons,
+  'unmet',
+  'error',
+  'lease-expired',
+])
+const endReasonLabel = (reason: string | undefined) =>
+  reason === undefined ? '' : knownEndReasons.has(reason) ? reason : 'other'
+
 // Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
 function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
   const path = routePath(c, -1)
   return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
 }
 
-// Counted in the database (when the exposition is rebuilt), so the figure is right whichever
-// coordinator replica changed the row. One count(*) over all dispatches: 0.1-0.3 s at a million rows.
-function dispatchGauge(db: Orm, registry: Registry) {
-  return new Gauge({
+// Counted in the database (when the exposition is rebuilt), so the figures are right whichever
+// coordinator replica changed the rows. One statement per rebuild for both gauges: a count(*) over all
+// dispatches (0.1-0.3 s at a million rows) with each status's oldest row.
+function dispatchGauges(db: Orm, registry: Registry) {
+  let inflight: Promise<Map<string, { n: number; oldest: number }> | undefined> | undefined
+  const counts = () =>
+    (inflight ??= rows<{ status: string; n: number; oldest: number }>(
+      db,
+      sql`select status, count(*)::int as n, extract(epoch from now() - min(created_at))::float8 as oldest
+          from dispatches group by status`,
+    )
+      .then((found) => new Map(found.map((r) => [r.status, { n: Number(r.n), oldest: Number(r.oldest) }])))
+      // A database that does not answer leaves the gauges empty rather than failing the whole scrape.
+      .catch(() => undefined)
+      .finally(() => {
+        inflight = undefined
+      }))
+  new Gauge({
     name: 'preflight_dispatches',
     help: 'Dispatches by status, counted in the database at scrape time',
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
-      const counts = await rows<{ status: string; n: number }>(
-        db,
-        sql`select status, count(*)::int as n from dispatches group by status`,
-      ).catch(() => undefined)
+      const byStatus = await counts()
       this.reset()
-      // A database that does not answer leaves the gauge empty rather than failing the whole scrape.
-      if (!counts) return
-      const byStatus = new Map(counts.map((r) => [r.status, Number(r.n)]))
-      for (const status of DispatchStatus.options) this.set({ status }, byStatus.get(status) ?? 0)
+      if (byStatus)
+        for (const status of DispatchStatus.options) this.set({ status }, byStatus.get(status)?.n ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'preflight_oldest_queued_seconds',
+    help: 'Age of the oldest queued dispatch in seconds (0 when none is queued)',
+    registers: [registry],
+    async collect() {
+      const byStatus = await counts()
+      this.reset()
+      if (byStatus) this.set(byStatus.get('queued')?.oldest ?? 0)
     },
   })
 }

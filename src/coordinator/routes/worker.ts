@@ -97,7 +97,11 @@ export const workerRoutes = (deps: Deps) =>
       const hint = deps.hints.take(id, body.attempt, body.leaseToken)
       const { answer, stored } = await storeReport(deps.db.orm, id, body, hint)
       // Counted once per stored report: a replayed one was counted when it was stored.
-      if (stored) deps.metrics.recordReport(stored.subagent, stored.judged)
+      if (stored) {
+        deps.metrics.recordReport(stored.subagent, stored.judged)
+        if (stored.judged.decision === 'abort')
+          deps.metrics.recordEnded('preflight_failed', stored.judged.reason ?? stored.judged.outcome)
+      }
       return c.json(answer, 200)
     })
     .openapi(events, async (c) => {
@@ -110,7 +114,9 @@ export const workerRoutes = (deps: Deps) =>
     })
     .openapi(complete, async (c) => {
       const body = scrubNul(c.req.valid('json'))
-      return c.json(await completeDispatch(deps.db.orm, c.req.valid('param').id, body), 200)
+      const { answer, written } = await completeDispatch(deps.db.orm, c.req.valid('param').id, body)
+      if (written) deps.metrics.recordEnded(written.status, written.reason)
+      return c.json(answer, 200)
     })
 
 // Claims at once, else waits (polling, woken early by new dispatches) up to the capped waitMs.

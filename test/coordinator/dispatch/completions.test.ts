@@ -26,18 +26,21 @@ describe('completeDispatch', () => {
 
   it('ends a running dispatch as succeeded on exit code 0, and failed otherwise', async () => {
     const ok = await running()
-    expect(await completeDispatch(t.db.orm, ok.id, { ...ok.fence, exitCode: 0 })).toEqual({
+    expect((await completeDispatch(t.db.orm, ok.id, { ...ok.fence, exitCode: 0 })).answer).toEqual({
       id: ok.id,
       status: 'succeeded',
     })
     const bad = await running()
-    expect((await completeDispatch(t.db.orm, bad.id, { ...bad.fence, exitCode: 2 })).status).toBe('failed')
+    expect((await completeDispatch(t.db.orm, bad.id, { ...bad.fence, exitCode: 2 })).answer.status).toBe('failed')
   })
 
   it('ends a claimed dispatch as setup_failed', async () => {
     const { id, claim } = await claimed(t.db.orm, def)
     const done = await completeDispatch(t.db.orm, id, { ...fenceOf(claim), ...setupFailed })
-    expect(done).toEqual({ id, status: 'setup_failed' })
+    expect(done).toEqual({
+      answer: { id, status: 'setup_failed' },
+      written: { status: 'setup_failed', reason: setupFailed.reason },
+    })
     expect(await statusOf(t.db.orm, id)).toBe('setup_failed')
   })
 
@@ -45,9 +48,9 @@ describe('completeDispatch', () => {
     const { id, fence } = await running()
     await completeDispatch(t.db.orm, id, { ...fence, exitCode: 0 })
     await lapse(t.db.orm, id)
+    // a retry: answered as before, and not counted again (nothing written)
     expect(await completeDispatch(t.db.orm, id, { ...fence, exitCode: 0 })).toEqual({
-      id,
-      status: 'succeeded',
+      answer: { id, status: 'succeeded' },
     })
   })
 

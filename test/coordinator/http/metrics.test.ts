@@ -75,11 +75,55 @@ describe('GET /metrics', () => {
     )
   })
 
+  it('says which version runs on which Node.js', async () => {
+    expect(await scrape()).toMatch(
+      new RegExp(`preflight_build_info\\{version="\\d+\\.\\d+\\.\\d+",node="${process.version}"\\} 1`),
+    )
+  })
+
+  it('gives the age of the oldest queued dispatch, 0 when none is queued', async () => {
+    expect(await scrape()).toContain('preflight_oldest_queued_seconds 0')
+    const h = await seedQueued(t.db.orm, 90)
+    const age = Number(/^preflight_oldest_queued_seconds (\S+)$/m.exec(await scrape())?.[1])
+    expect(age).toBeGreaterThanOrEqual(90)
+    expect(age).toBeLessThan(120)
+    await h.cancel()
+  })
+
+  it('counts ended dispatches by status and reason, and lease expiries by outcome', async () => {
+    metrics.recordEnded('setup_failed', 'clone-failed')
+    metrics.recordEnded('setup_failed', `made-up-${Math.random()}`)
+    metrics.recordEnded('succeeded', undefined)
+    metrics.recordLapsed(2, 1)
+    metrics.recordLapsed(0, 0)
+    const text = await scrape()
+    expect(text).toContain('preflight_dispatches_ended_total{status="setup_failed",reason="clone-failed"} 1')
+    expect(text).toContain('preflight_dispatches_ended_total{status="setup_failed",reason="other"} 1')
+    expect(text).toContain('preflight_dispatches_ended_total{status="succeeded",reason=""} 1')
+    expect(text).toContain('preflight_lease_expiries_total{outcome="requeued"} 2')
+    expect(text).toContain('preflight_lease_expiries_total{outcome="expired"} 1')
+  })
+
   it('observes claim waits in seconds', async () => {
     metrics.observeClaimWait(250)
     expect(await scrape()).toMatch(/preflight_claim_wait_seconds_sum 0\.25\b/)
   })
 })
+
+// A queued dispatch created `ageSeconds` ago; cancel() takes it out of the queue.
+async function seedQueued(orm: Orm, ageSeconds: number) {
+  const { sql } = await import('drizzle-orm')
+  const [row] = (await orm.execute(sql`SELECT name, version FROM subagent_versions LIMIT 1`)) as unknown as {
+    name: string
+    version: number
+  }[]
+  const id = crypto.randomUUID()
+  await orm.execute(
+    sql`INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, created_at)
+        VALUES (${id}, ${row?.name}, ${row?.version}, '{}'::jsonb, now() - ${ageSeconds} * interval '1 second')`,
+  )
+  return { cancel: () => orm.execute(sql`UPDATE dispatches SET status = 'cancelled' WHERE id = ${id}`) }
+}
 
 describe('GET /metrics under many scrapers', () => {
   // The database as the metrics see it, counting the statements they send.
