@@ -31,7 +31,9 @@ describe('completeDispatch', () => {
       status: 'succeeded',
     })
     const bad = await running()
-    expect((await completeDispatch(t.db.orm, bad.id, { ...bad.fence, exitCode: 2 })).answer.status).toBe('failed')
+    expect((await completeDispatch(t.db.orm, bad.id, { ...bad.fence, exitCode: 2 })).answer.status).toBe(
+      'failed',
+    )
   })
 
   it('ends a claimed dispatch as setup_failed', async () => {
