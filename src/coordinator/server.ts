@@ -3,6 +3,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { type Log, silentLog } from '../log/log.js'
 import { createApp } from './app.js'
 import { type CoordinatorConfig, resolveDeps } from './config.js'
 import type { Database } from './db/client.js'
@@ -15,7 +16,7 @@ export interface ServerOptions {
   port: number
   host?: string
   config?: Partial<CoordinatorConfig>
-  log?: (line: string) => void
+  log?: Log
   // tests pass their own, to see when a claim is parked
   waker?: Waker
 }
@@ -30,8 +31,8 @@ export interface RunningServer {
 const CLOSE_GRACE_MS = 10_000
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
-  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker() })
+  const log = opts.log ?? silentLog
+  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker(), log })
   const app = createApp(deps)
   // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
   const wake = () => deps.waker.wake()
@@ -58,7 +59,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: string) => void) {
+function startSweeper(db: Database, waker: Waker, everyMs: number, log: Log) {
   let busy = false
   const timer = setInterval(async () => {
     if (busy) return
@@ -68,7 +69,7 @@ function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: s
       const lapsed = await sweepLeases(db.orm, { notify: db.kind === 'postgres' })
       if (lapsed.some((d) => d.status === 'queued')) waker.wake()
     } catch (err) {
-      log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)
+      log.warn('lease sweep failed', { err })
     } finally {
       busy = false
     }

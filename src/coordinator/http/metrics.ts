@@ -4,12 +4,11 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import type { MiddlewareHandler } from 'hono'
-import { routePath } from 'hono/route'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { type CheckResult, DispatchStatus, type Outcome, Reason } from '../../contract/index.js'
 import { type Orm, rows } from '../db/client.js'
 import { ApiError, ErrorCode } from './errors.js'
-import { createRouter, errorResponse } from './http.js'
+import { createRouter, errorResponse, routeOf } from './http.js'
 import { paced, reusedFor } from './scrape-limits.js'
 
 export interface Metrics {
@@ -73,7 +72,7 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
       try {
         await next()
       } finally {
-        end({ route: routeLabel(c), status: String(c.res.status) })
+        end({ route: routeOf(c), status: String(c.res.status) })
       }
     },
     routes: metricsRoutes(
@@ -97,11 +96,6 @@ const reasonLabel = (reason: string | undefined) =>
   reason === undefined ? '' : knownReasons.has(reason) ? reason : 'other'
 
 // Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
-function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
-  const path = routePath(c, -1)
-  return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
-}
-
 // Counted in the database (when the exposition is rebuilt), so the figure is right whichever
 // coordinator replica changed the row. One count(*) over all dispatches: 0.1-0.3 s at a million rows.
 function dispatchGauge(db: Orm, registry: Registry) {
