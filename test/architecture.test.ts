@@ -1,5 +1,5 @@
 // The import graph points one way: the CLI may use everything, the coordinator and the worker only the
-// contract, and the contract nothing outside itself. Read from the relative imports of every .ts file.
+// contract and the log, and the contract and the log nothing outside themselves. Read from the relative imports of every .ts file.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,14 +7,15 @@ import { describe, expect, it } from 'vitest'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
-const LAYERS = ['src/contract', 'src/coordinator', 'src/cli', 'worker'] as const
+const LAYERS = ['src/contract', 'src/log', 'src/coordinator', 'src/cli', 'worker'] as const
 type Layer = (typeof LAYERS)[number]
 
 const allowed: Record<Layer, readonly Layer[]> = {
-  'src/cli': ['src/cli', 'src/coordinator', 'worker', 'src/contract'],
-  'src/coordinator': ['src/coordinator', 'src/contract'],
-  worker: ['worker', 'src/contract'],
+  'src/cli': ['src/cli', 'src/coordinator', 'worker', 'src/contract', 'src/log'],
+  'src/coordinator': ['src/coordinator', 'src/contract', 'src/log'],
+  worker: ['worker', 'src/contract', 'src/log'],
   'src/contract': ['src/contract'],
+  'src/log': ['src/log'],
 }
 
 interface Import {
@@ -56,7 +57,7 @@ describe('import graph', () => {
     expect(imports.filter((i) => layerOf(i.file) === undefined).map(show)).toEqual([])
   })
 
-  it('points from the CLI to the coordinator and the worker, and from each to the contract only', () => {
+  it('points from the CLI to the coordinator and the worker, and from each to the contract and the log only', () => {
     const wrong = imports
       .filter((i) => {
         const to = layerOf(i.target)

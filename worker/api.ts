@@ -40,22 +40,38 @@ export interface RetryPolicy {
 
 const DEFAULT_RETRY: RetryPolicy = { budgetMs: 10 * 60_000, baseMs: 200, maxDelayMs: 10_000 }
 
+// The dispatch and step a retried write was for.
+export interface RetryAbout {
+  dispatchId: string
+  attempt: number
+  step: string
+}
+
+// `failures`: how many tries of this call failed so far.
+export type OnRetry = (what: string, failures: number, err: unknown, about?: RetryAbout) => void
+
 export interface ApiOptions {
   url: string
   token: string
   retry?: RetryPolicy
-  onRetry?: (what: string, attempt: number, err: unknown) => void
+  onRetry?: OnRetry
 }
 
 export function createApi(opts: ApiOptions) {
   const base = opts.url.replace(/\/+$/, '')
   const retry = opts.retry ?? DEFAULT_RETRY
-  const call = <T>(method: string, path: string, body: unknown, signal?: AbortSignal) =>
+  const call = <T>(method: string, path: string, body: unknown, signal?: AbortSignal, about?: RetryAbout) =>
     withRetry(() => send<T>(base, opts.token, method, path, body, signal), retry, {
       what: `${method} ${path}`,
       ...(signal ? { signal } : {}),
       ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+      ...(about ? { about } : {}),
     })
+  const about = (f: DispatchFence, step: string): RetryAbout => ({
+    dispatchId: f.id,
+    attempt: f.attempt,
+    step,
+  })
   const fenced = (f: DispatchFence) => ({ attempt: f.attempt, leaseToken: f.leaseToken })
   const at = (f: DispatchFence, tail: string) => `/v1/dispatches/${encodeURIComponent(f.id)}/${tail}`
   return {
@@ -81,18 +97,26 @@ export function createApi(opts: ApiOptions) {
         at(f, 'events'),
         { ...fenced(f), step, ...(detail ? { detail } : {}) },
         signal,
+        about(f, step),
       ),
     // The answer is whatever arrived: only lifecycle.ts decides what it means.
     report: (f: DispatchFence, report: PreflightReport, signal?: AbortSignal) =>
-      call<unknown>('PUT', at(f, 'preflight'), { ...fenced(f), report }, signal),
+      call<unknown>('PUT', at(f, 'preflight'), { ...fenced(f), report }, signal, about(f, 'report')),
     complete: (f: DispatchFence, completion: AgentExit, signal?: AbortSignal) =>
-      call<CompleteResponse>('POST', at(f, 'complete'), { ...fenced(f), ...completion }, signal),
+      call<CompleteResponse>(
+        'POST',
+        at(f, 'complete'),
+        { ...fenced(f), ...completion },
+        signal,
+        about(f, 'complete'),
+      ),
     setupFailed: (f: DispatchFence, failure: SetupFailure, signal?: AbortSignal) =>
       call<CompleteResponse>(
         'POST',
         at(f, 'complete'),
         { ...fenced(f), status: 'setup_failed', ...failure },
         signal,
+        about(f, 'setup-failed'),
       ),
   }
 }
@@ -143,7 +167,8 @@ function jsonOrUndefined(text: string): unknown {
 interface RetryContext {
   what: string
   signal?: AbortSignal
-  onRetry?: (what: string, attempt: number, err: unknown) => void
+  onRetry?: OnRetry
+  about?: RetryAbout
 }
 
 // Exponential backoff with full jitter, for network errors, 5xx and 429 only; bounded by a time budget.
@@ -154,7 +179,7 @@ async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy, ctx: Retr
       return await fn()
     } catch (err) {
       if (!(err instanceof RetryableError) || ctx.signal?.aborted || Date.now() >= deadline) throw err
-      ctx.onRetry?.(ctx.what, attempt, err)
+      ctx.onRetry?.(ctx.what, attempt, err, ctx.about)
       const delay = backoffMs(attempt, policy.baseMs, policy.maxDelayMs)
       await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), ctx.signal)
     }

@@ -7,12 +7,12 @@ import type { WorkerConfig } from './config.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, removeLeftovers, swept } from './identity.js'
 import { keepLease } from './lease.js'
-import type { Log } from './log.js'
+import { stepLog, type WorkerLog } from './log.js'
 import { bindGit, type JobGit } from './run/job-git.js'
 
 export interface DispatchDeps {
   api: Api
-  log: Log
+  log: WorkerLog
   config: WorkerConfig
   // the worker's own environment, filtered into the agent environment
   env: NodeJS.ProcessEnv
@@ -31,6 +31,10 @@ export interface Job<C extends Fenced = ClaimResponse> {
   deps: DispatchDeps
   // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
   signal: AbortSignal
+  // the dispatch's log: dispatchId, attempt and the step it is in on every record
+  log: WorkerLog
+  // the step the dispatch is in from now on, for its log
+  enter(step: string): void
   agentEnv: Record<string, string>
   // the one git of the dispatch: the worker's binary, PATH and HOME, as the slot uid, stopped with the job
   git: JobGit
@@ -61,7 +65,8 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   const forward = () => stopping.abort(deps.signal.reason)
   if (deps.signal.aborted) forward()
   else deps.signal.addEventListener('abort', forward, { once: true })
-  const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => stopping.abort(), deps.log)
+  const { log, enter } = stepLog(deps.log.child({ dispatchId: fence.id, attempt: fence.attempt }), 'claim')
+  const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => stopping.abort(), log)
   // The lease is let go first when the dispatch ends: a heartbeat during a long workspace removal
   // would only be answered 409 and logged as a lost lease.
   const letGo = () => {
@@ -79,6 +84,8 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     fence,
     deps,
     signal: stopping.signal,
+    log,
+    enter,
     agentEnv,
     git: bindGit(deps.config.git, { signal: stopping.signal, ...(identity ? { identity } : {}) }),
     name,
@@ -92,17 +99,18 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     onClose: (release) => void releases.push(release),
     async close(ending) {
       letGo()
+      enter('cleanup')
       // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
       // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
       // for a link under a recursive removal) and the slot claims no more.
-      const kept = (why: string) => deps.log.warn(`dispatch ${fence.id}: kept its files: ${why}`)
+      const kept = (why: string) => log.warn('kept its files', { why })
       if (identity && !(await swept(identity, kept))) return
       if (identity) await removeLeftovers(identity)
       for (const release of releases.reverse()) {
         try {
           await release(ending)
         } catch (err) {
-          deps.log.warn(`dispatch ${fence.id}: cleanup failed: ${err instanceof Error ? err.message : err}`)
+          log.warn('cleanup failed', { why: err instanceof Error ? err.message : String(err) })
         }
       }
     },

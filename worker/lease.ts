@@ -1,6 +1,6 @@
 // Keeps a dispatch's lease alive from claim to completion; tells the dispatch when the lease is lost.
+import type { Log } from '../src/log/log.js'
 import { type Api, type DispatchFence, LeaseLostError } from './api.js'
-import type { Log } from './log.js'
 
 const MIN_BEAT_MS = 250
 const MAX_BEAT_MS = 30_000
@@ -29,7 +29,7 @@ export function keepLease(
   let inFlight: AbortController | undefined
   const lose = (why: string) => {
     if (stopped) return
-    log.warn(`dispatch ${fence.id}: lease lost (${why})`)
+    log.warn('lease lost', { why })
     stop()
     onLost()
   }
@@ -67,9 +67,7 @@ export function keepLease(
     } catch (err) {
       if (stopped) return
       if (err instanceof LeaseLostError) return lose(err.message)
-      log.warn(
-        `dispatch ${fence.id}: heartbeat failed, will retry: ${err instanceof Error ? err.message : err}`,
-      )
+      log.warn('heartbeat failed, will retry', { why: err instanceof Error ? err.message : String(err) })
     } finally {
       clearTimeout(giveUp)
     }

@@ -70,7 +70,7 @@ async function abandon(job: Job<Fenced>, err: unknown): Promise<Ending> {
   // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
   const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError
   // Stryker disable next-line StringLiteral: text for people (tests assert on results, not on log text)
-  job.deps.log[expected ? 'info' : 'warn'](`dispatch ${job.fence.id}: abandoned: ${why}`)
+  job.log[expected ? 'info' : 'warn']('abandoned', { why })
   if (!expected) await fault(job, why)
   return 'abandoned'
 }

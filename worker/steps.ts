@@ -15,6 +15,7 @@ type Failure = { ok: false; reason: string; detail: string }
 
 async function post(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
+  job.enter(step)
   await job.deps.api.event(job.fence, step, detail, job.signal)
 }
 
@@ -48,7 +49,7 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
 
 async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<void> {
   if (job.deps.config.keepFailed && ending !== 'succeeded') {
-    job.deps.log.info(`dispatch ${job.fence.id}: kept workspace ${dir} (${ending})`)
+    job.log.info('kept workspace', { dir, ending })
     return
   }
   await rm(dir, { recursive: true, force: true })
@@ -64,7 +65,7 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
     argv: command,
     env: job.agentEnv,
     signal: job.signal,
-    onLine: (line) => job.deps.log.output(`${short(job)} setup`, line),
+    onLine: (line) => job.log.output(line),
     timeoutMs: job.deps.config.setupTimeoutMs,
     ...(job.identity ? { identity: job.identity } : {}),
   })
@@ -123,7 +124,7 @@ export async function agent(job: Job, dir: string) {
     command,
     env: job.agentEnv,
     signal: job.signal,
-    onLine: (line) => job.deps.log.output(short(job), line),
+    onLine: (line) => job.log.output(line),
     ...(timeoutMs ? { timeoutMs } : {}),
     ...(job.identity ? { identity: job.identity } : {}),
   })
@@ -143,6 +144,7 @@ export async function complete(
   base: Baseline | undefined,
 ): Promise<Ending> {
   ensureActive(job)
+  job.enter('complete')
   const completion = {
     exitCode: run.exitCode,
     durationMs: run.durationMs,
@@ -166,8 +168,4 @@ export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   } catch {
     // the worker log has it
   }
-}
-
-function short(job: Job): string {
-  return job.fence.id.slice(0, 8)
 }

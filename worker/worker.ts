@@ -5,7 +5,7 @@ import type { WorkerConfig } from './config.js'
 import { slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
 import { runDispatch } from './lifecycle.js'
-import type { Log } from './log.js'
+import type { WorkerLog } from './log.js'
 
 export interface RunningWorker {
   // stop claiming, wait up to graceMs for running dispatches, then stop their agents
@@ -20,7 +20,7 @@ export interface RunningWorker {
   fatal?: Error
 }
 
-export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env: NodeJS.ProcessEnv }) {
+export function startWorker(opts: WorkerConfig, deps: { api: Api; log: WorkerLog; env: NodeJS.ProcessEnv }) {
   const stopping = new AbortController()
   const giveUp = new AbortController()
   const counts: Record<Ending, number> = {
@@ -37,8 +37,9 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env:
   async function slot(n: number): Promise<void> {
     let failures = 0
     const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
-    const deps = identity ? { ...dispatchDeps, identity } : dispatchDeps
-    const stopped = (why: string) => deps.log.warn(`slot ${n}: stopped, claims no more: ${why}`)
+    const log = dispatchDeps.log.child({ slot: n })
+    const deps = { ...dispatchDeps, log, ...(identity ? { identity } : {}) }
+    const stopped = (why: string) => log.warn('slot stopped, claims no more', { why })
     while (!stopping.signal.aborted) {
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
       // Before every claim, no process of the slot's uid is left (from the last dispatch or a worker that
@@ -62,16 +63,18 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env:
       const read = readClaim(answer)
       if (!read) {
         // nothing fences a write: the lease lapses and the coordinator gives the dispatch another attempt
-        deps.log.warn(`slot ${n}: a claim without a readable dispatch id, attempt and lease: left to lapse`)
+        log.warn('a claim without a readable dispatch id, attempt and lease: left to lapse')
         counts.abandoned++
         continue
       }
       const { id, attempt } = read.claim.dispatch
-      deps.log.info(`slot ${n}: claimed dispatch ${id} (attempt ${attempt})`)
-      if (!read.ok) deps.log.warn(`slot ${n}: dispatch ${id}: the claim does not read: ${read.claim.problem}`)
+      const about = { dispatchId: id, attempt }
+      log.info('claimed dispatch', { ...about, step: 'claim' })
+      if (!read.ok)
+        log.warn('the claim does not read', { ...about, step: 'claim', problem: read.claim.problem })
       const ending = await runDispatch(read, deps)
       counts[ending]++
-      deps.log.info(`slot ${n}: dispatch ${id} ended: ${ending}`)
+      log.info('dispatch ended', { ...about, step: 'end', ending })
     }
   }
 
@@ -83,7 +86,7 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env:
 
   async function backOff(err: unknown, failures: number): Promise<void> {
     if (stopping.signal.aborted) return
-    deps.log.warn(`claim failed (${failures}): ${err instanceof Error ? err.message : err}`)
+    deps.log.warn('claim failed', { failures, why: err instanceof Error ? err.message : String(err) })
     await sleep(backoffMs(failures + 1, opts.claimBackoffMs.base, opts.claimBackoffMs.max), stopping.signal)
   }
 
@@ -93,7 +96,7 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: Log; env:
     done,
     abort: () => giveUp.abort(),
     async stop() {
-      if (!stopping.signal.aborted) deps.log.info(`stopping: no new claims; grace ${opts.graceMs} ms`)
+      if (!stopping.signal.aborted) deps.log.info('stopping: no new claims', { graceMs: opts.graceMs })
       stopping.abort()
       const grace = new AbortController()
       await Promise.race([done, sleep(opts.graceMs, grace.signal)])

@@ -1,11 +1,12 @@
-// `preflight coordinator [--port 8080] [--database-url URL]` — migrates, seeds bootstrap tokens, serves
-// until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
+// `preflight coordinator [--port 8080] [--database-url URL] [--log-level L]` — migrates, seeds bootstrap
+// tokens, serves until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
 
 import type { CoordinatorConfig } from '../coordinator/config.js'
 import { migrate } from '../coordinator/db/migrate.js'
 import { MIN_TOKEN_LENGTH, parseBootstrapTokens, syncBootstrapTokens } from '../coordinator/http/auth.js'
 import { startServer } from '../coordinator/server.js'
-import { intFlag, parseFlags, say } from './args.js'
+import { createLog } from '../log/log.js'
+import { intFlag, logFlags, logOptions, parseFlags } from './args.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
 
@@ -20,6 +21,7 @@ const flags = {
   'claim-wait-cap-ms': { type: 'string' },
   'statement-timeout-ms': { type: 'string' },
   'request-timeout-ms': { type: 'string' },
+  ...logFlags,
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -29,23 +31,25 @@ export async function run(args: string[]): Promise<number> {
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
   config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)
+  const secrets = [...tokens.map((t) => t.token), ...(config.metricsToken ? [config.metricsToken] : [])]
+  const log = createLog({ name: 'coordinator', ...logOptions(values), secrets })
   const db = await openDatabase(
     {
       url: values['database-url'],
       dataDir: values['data-dir'],
       statementTimeoutMs: intFlag(values['statement-timeout-ms'], 'statement-timeout-ms', 100, 3_600_000),
     },
-    say,
+    (line) => log.info(line),
   )
   try {
     const applied = await migrate(db)
-    if (applied.length) say(`applied migrations ${applied.join(', ')}`)
+    if (applied.length) log.info(`applied migrations ${applied.join(', ')}`, { migrations: applied })
     const { dropped } = await syncBootstrapTokens(db.orm, tokens, { notify: db.kind === 'postgres' })
-    if (dropped) say(`deleted ${dropped} bootstrap token(s) no longer in PREFLIGHT_BOOTSTRAP_TOKENS`)
-    const server = await startServer({ db, port, host: values.host, config, log: say })
-    say(`coordinator listening on ${server.url}`)
+    if (dropped) log.info(`deleted ${dropped} bootstrap token(s) no longer in PREFLIGHT_BOOTSTRAP_TOKENS`)
+    const server = await startServer({ db, port, host: values.host, config, log })
+    log.info(`coordinator listening on ${server.url}`, { url: server.url })
     await untilSignal()
-    say('shutting down')
+    log.info('shutting down')
     await server.stop()
     return 0
   } finally {

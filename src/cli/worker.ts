@@ -1,4 +1,4 @@
-// `preflight worker` — claims dispatches from a coordinator and runs their lifecycle (SPEC §3).
+// `preflight worker` — claims dispatches from a coordinator and runs their lifecycle.
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
@@ -8,12 +8,12 @@ import { createApi } from '../../worker/api.js'
 import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
 import { defaultConfig, workerConfig } from '../../worker/config.js'
 import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
-import { createLog } from '../../worker/log.js'
+import { createWorkerLog } from '../../worker/log.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
 import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
-import { coordinatorUrl, intFlag, parseFlags } from './args.js'
+import { coordinatorUrl, intFlag, logFlags, logOptions, parseFlags } from './args.js'
 import { UsageError } from './errors.js'
 
 const flags = {
@@ -41,6 +41,7 @@ const flags = {
   'git-credentials': { type: 'string' },
   'ssh-key': { type: 'string' },
   'ssh-known-hosts': { type: 'string' },
+  ...logFlags,
 } as const
 
 export async function run(args: string[]): Promise<number> {
@@ -48,6 +49,7 @@ export async function run(args: string[]): Promise<number> {
   const env = process.env
   const url = coordinatorUrl(values.coordinator).toString()
   const token = await workerToken(values.token, values['token-file'])
+  const logging = logOptions(values)
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
   }
@@ -96,16 +98,25 @@ export async function run(args: string[]): Promise<number> {
     ...optionalInt('maxDispatches', values['max-dispatches'], 'max-dispatches'),
     ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
   })
-  const log = createLog()
+  const log = createWorkerLog({ ...logging, secrets: [token] })
   const api = createApi({
     url,
     token,
-    onRetry: (what, n, err) => log.warn(`${what} failed (try ${n}), retrying: ${(err as Error).message}`),
+    onRetry: (what, failures, err, about) =>
+      log.warn('a write to the coordinator failed, retrying', {
+        call: what,
+        failures,
+        why: (err as Error).message,
+        ...about,
+      }),
   })
-  log.info(
-    `worker ${options.workerId}: coordinator ${url}, workdir ${workdir}, concurrency ${options.concurrency}` +
-      (agentUid === undefined ? '' : `, agents as uid ${agentUid}–${agentUid + concurrency - 1}`),
-  )
+  log.info(`worker ${options.workerId} started`, {
+    workerId: options.workerId,
+    coordinator: url,
+    workdir,
+    concurrency: options.concurrency,
+    ...(agentUid === undefined ? {} : { agentUids: `${agentUid}–${agentUid + concurrency - 1}` }),
+  })
   if (agentUid === undefined) {
     log.warn(
       "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
@@ -119,7 +130,7 @@ export async function run(args: string[]): Promise<number> {
   )
   await worker.done
   if (!workdirFlag) await rm(workdir, { recursive: true, force: true })
-  log.info(`worker ${options.workerId}: stopped (${JSON.stringify(worker.counts)})`)
+  log.info(`worker ${options.workerId} stopped`, { workerId: options.workerId, counts: worker.counts })
   if (worker.fatal) throw new Error(`the coordinator refused the worker: ${worker.fatal.message}`)
   return 0
 }

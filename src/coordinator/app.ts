@@ -2,6 +2,7 @@
 import { requestId } from 'hono/request-id'
 import { secureHeaders } from 'hono/secure-headers'
 import { type AppDeps, resolveDeps } from './config.js'
+import { accessLog } from './http/access-log.js'
 import { authenticate, requireMetricsToken } from './http/auth.js'
 import { limitBody } from './http/body-limit.js'
 import { deadline } from './http/deadline.js'
@@ -22,7 +23,10 @@ export function createApp(input: AppDeps) {
   app.use(
     '*',
     deps.metrics.middleware,
+    // an incoming X-Request-Id of up to 255 letters, digits, "_", "-" and "=" is kept, any other replaced
+    // by a random UUID; either is the response's X-Request-Id and the access log's reqId
     requestId(),
+    accessLog(deps.log),
     secureHeaders(),
     // A long-polling claim may wait its capped waitMs before its deadline starts to matter.
     deadline((c) => requestTimeoutMs + (c.req.path === CLAIM_PATH ? claimWaitCapMs : 0)),

@@ -1,5 +1,6 @@
 // What the app is built from: the database, the coordinator's configuration, the claim waker, the
-// claim hints, the metrics and the resolved tokens.
+// claim hints, the metrics, the resolved tokens and the log.
+import { type Log, silentLog } from '../log/log.js'
 import { DEFAULT_DELIVERY, type DeliveryConfig } from './alerts/deliver.js'
 import type { Database } from './db/client.js'
 import type { EventLimits } from './db/events.js'
@@ -63,6 +64,7 @@ export interface AppDeps {
   hints?: ClaimHints
   metrics?: Metrics
   tokens?: TokenCache
+  log?: Log
 }
 
 export interface Deps {
@@ -72,6 +74,7 @@ export interface Deps {
   hints: ClaimHints
   metrics: Metrics
   tokens: TokenCache
+  log: Log
 }
 
 export function resolveDeps(deps: AppDeps): Deps {
@@ -85,5 +88,6 @@ export function resolveDeps(deps: AppDeps): Deps {
       deps.metrics ??
       createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
     tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
+    log: deps.log ?? silentLog,
   }
 }

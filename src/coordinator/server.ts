@@ -3,6 +3,7 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { type Log, silentLog } from '../log/log.js'
 import { startDeliverer } from './alerts/deliver.js'
 import { createApp } from './app.js'
 import { type CoordinatorConfig, type Deps, resolveDeps } from './config.js'
@@ -17,7 +18,7 @@ export interface ServerOptions {
   port: number
   host?: string
   config?: Partial<CoordinatorConfig>
-  log?: (line: string) => void
+  log?: Log
   // tests pass their own, to see when a claim is parked
   waker?: Waker
 }
@@ -32,15 +33,15 @@ export interface RunningServer {
 const CLOSE_GRACE_MS = 10_000
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
-  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker() })
+  const log = opts.log ?? silentLog
+  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker(), log })
   const app = createApp(deps)
   // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
   const wake = () => deps.waker.wake()
   const unlistenDispatches = await opts.db.listen(NOTIFY_CHANNEL, wake, wake)
   const forget = () => deps.tokens.invalidate()
   const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
-  const sweeper = startSweeper(deps, log)
+  const sweeper = startSweeper(deps)
   const deliverer = startDeliverer(deps.db.orm, deps.config.webhooks, log)
   const deliver = () => deliverer.wake()
   const unlistenWebhooks = await opts.db.listen(WEBHOOKS_CHANNEL, deliver, deliver)
@@ -65,7 +66,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-function startSweeper({ db, waker, metrics, config }: Deps, log: (line: string) => void) {
+function startSweeper({ db, waker, metrics, config, log }: Deps) {
   let busy = false
   const timer = setInterval(async () => {
     if (busy) return
@@ -78,7 +79,7 @@ function startSweeper({ db, waker, metrics, config }: Deps, log: (line: string) 
       for (let i = 0; i < expired; i++) metrics.recordEnded('expired', 'lease-expired')
       if (lapsed.length > expired) waker.wake()
     } catch (err) {
-      log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)
+      log.warn('lease sweep failed', { err })
     } finally {
       busy = false
     }

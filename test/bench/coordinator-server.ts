@@ -30,7 +30,7 @@ export function spawnCoordinator(databaseUrl: string, bootstrapTokens: string): 
     child.stderr?.setEncoding('utf8')
     child.stderr?.on('data', (chunk: string) => {
       log += chunk
-      const url = /listening on (http:\/\/\S+)/.exec(log)?.[1]
+      const url = /listening on (http:\/\/[^\s"]+)/.exec(log)?.[1]
       if (url) resolve({ url, pid: child.pid ?? 0, stop: () => stop(child) })
     })
     child.once('exit', (code) =>

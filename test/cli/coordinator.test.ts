@@ -27,7 +27,7 @@ function startCoordinator(args: string[], env: NodeJS.ProcessEnv, cwd: string): 
   return new Promise((resolve, reject) => {
     child.stderr?.on('data', (chunk: Buffer) => {
       err += chunk.toString()
-      const m = /listening on (http:\/\/\S+)/.exec(err)
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(err)
       if (m?.[1]) resolve({ child, url: m[1], stderr: () => err, exit })
     })
     void exit.then((code) => reject(new Error(`coordinator exited with ${code}: ${err}`)))
@@ -64,6 +64,18 @@ describe('preflight coordinator (spawned)', () => {
       s.child.kill('SIGTERM')
     }
     expect(await s.exit).toBe(0)
+    // its log: JSON lines (stderr is not a terminal), an access record per request, never the token
+    const records = s
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(records.every((r) => r.name === 'coordinator' && typeof r.time === 'string')).toBe(true)
+    expect(records).toContainEqual(
+      expect.objectContaining({ msg: 'request', route: '/v1/subagents/:name', status: 404, method: 'GET' }),
+    )
+    expect(records.at(-1)).toMatchObject({ level: 'info', msg: 'shutting down' })
+    expect(s.stderr()).not.toContain(TOKEN)
   })
 
   it('runs on embedded PGlite under ./.preflight when no database URL is given, and says so', async () => {
@@ -136,5 +148,15 @@ describe('preflight coordinator (spawned)', () => {
     await expect(startCoordinator(['--database-url', t.url as string], env, cwd)).rejects.toThrow(
       /exited with 2/,
     )
+  })
+
+  // PREFLIGHT_LOG_LEVEL, read by the same code, in test/cli/args.test.ts
+  it('refuses a --log-level it does not know with exit 2, naming the levels', async () => {
+    const bad = startCoordinator(
+      ['--database-url', t.url as string, '--log-level', 'loud'],
+      envWithout({}),
+      cwd,
+    )
+    await expect(bad).rejects.toThrow(/exited with 2: .*--log-level must be one of trace, debug, info/)
   })
 })

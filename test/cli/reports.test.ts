@@ -34,7 +34,7 @@ beforeAll(async () => {
     results: [errored('src/**/*.ts')],
   })
   await seedBulk(t, 520)
-  server = await startServer({ db: t.db, port: 0, host: '127.0.0.1', log: () => {} })
+  server = await startServer({ db: t.db, port: 0, host: '127.0.0.1' })
 }, 60_000)
 
 afterAll(async () => {

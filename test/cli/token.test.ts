@@ -85,7 +85,6 @@ describe('preflight token list and revoke', () => {
       port: 0,
       host: '127.0.0.1',
       config: { tokenCacheMs: 600_000 },
-      log: () => {},
     })
     const use = async () =>
       (await fetch(`${server.url}/v1/subagents/x`, { headers: { authorization: `Bearer ${made.token}` } }))

@@ -38,7 +38,7 @@ beforeAll(async () => {
   proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
   db = connectPostgres(proxy.via(t.url as string), { poolSize: 4 })
   // The token cache would hide the outage from the auth lookup: every request asks the database.
-  server = await startServer({ db, port: 0, host: '127.0.0.1', config: { tokenCacheMs: 0 }, log: () => {} })
+  server = await startServer({ db, port: 0, host: '127.0.0.1', config: { tokenCacheMs: 0 } })
   await call('orchestrator', 'POST', '/v1/subagents', definition())
 })
 
@@ -180,7 +180,6 @@ describe('a database that stops answering', () => {
       port: 0,
       host: '127.0.0.1',
       config: { tokenCacheMs: 0, requestTimeoutMs: 1000 },
-      log: () => {},
     })
     const get = async (path: string, role: Role | null) => {
       const started = performance.now()
@@ -226,7 +225,6 @@ describe('a revoke while the LISTEN connection is down', () => {
       port: 0,
       host: '127.0.0.1',
       config: { tokenCacheMs: 600_000 },
-      log: () => {},
     })
     const { id, token } = await createToken(t.db.orm, 'operator')
     const use = async () =>

@@ -35,7 +35,6 @@ describe('the coordinator server', () => {
       port: 0,
       host: '127.0.0.1',
       config: { claimPollMs },
-      log: () => {},
       ...(waker ? { waker } : {}),
     })
   const parked = (waker: Waker) => waitFor(() => waker.waiting === 1, { what: 'the claim to be parked' })
@@ -62,7 +61,7 @@ describe('the coordinator server', () => {
   }, 20_000)
 
   it('wakes a claim waiting on another coordinator (NOTIFY from the sweep)', async () => {
-    const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
+    const opts = { db: t.db, port: 0, host: '127.0.0.1' }
     // a: never polls nor sweeps within the test, so only a NOTIFY wakes its waiting claim; b: sweeps.
     const wakerOfA = new Waker()
     const a = await startServer({
@@ -100,7 +99,7 @@ describe('the coordinator server', () => {
   }, 20_000)
 
   it('refuses a token revoked on another coordinator at once (NOTIFY), though it had it cached', async () => {
-    const opts = { db: t.db, port: 0, host: '127.0.0.1', log: () => {} }
+    const opts = { db: t.db, port: 0, host: '127.0.0.1' }
     const [a, b] = await Promise.all([
       startServer({ ...opts, config: { tokenCacheMs: 600_000 } }),
       startServer({ ...opts, config: { tokenCacheMs: 600_000 } }),
@@ -140,7 +139,6 @@ describe('the coordinator server', () => {
       port: 0,
       host: '127.0.0.1',
       config: { leaseMs: 200, sweepIntervalMs: 50 },
-      log: () => {},
     })
     try {
       await post(s.url, '/v1/subagents', tokens.admin, definition('swept'))
@@ -187,7 +185,6 @@ describe('the coordinator server', () => {
       port: 0,
       host: '127.0.0.1',
       config: { sweepIntervalMs: 50, maxAttempts: 1, webhooks: { ...DEFAULT_DELIVERY, pollMs: 60_000 } },
-      log: () => {},
     })
     try {
       // the claim below takes this test's dispatch, not one the tests above left queued

@@ -107,8 +107,12 @@ describe('a dispatch end to end', () => {
       [true, true, true],
     )
     // a workspace.path is the operator's directory: the worker never removes it, unlike its clones
-    await waitUntil(async () => worker.output().includes(`dispatch ${d.id} ended`), 10_000, worker.output)
+    const about = () => worker.records().filter((r) => r.dispatchId === d.id)
+    await waitUntil(async () => about().some((r) => r.msg === 'dispatch ended'), 10_000, worker.output)
     expect(existsSync(join(ws, 'gen', 'out.txt'))).toBe(true)
+    // the worker's every record about the dispatch says which attempt and step it is about
+    expect(about().map((r) => r.msg)).toEqual(expect.arrayContaining(['claimed dispatch', 'dispatch ended']))
+    for (const record of about()) expect(record).toMatchObject({ attempt: 1, step: expect.any(String) })
   })
 
   it('reports a failing setup as setup_failed with its output, not as a preflight failure', async () => {

@@ -23,6 +23,8 @@ const children = new Set<ChildProcess>()
 export interface Proc {
   child: ChildProcess
   output: () => string
+  // the JSON records of output() (the log is JSON off a terminal); a line cut by the window is skipped
+  records: () => Record<string, unknown>[]
   stop(signal?: NodeJS.Signals): Promise<void>
   // resolves with the exit code (null when a signal ended it)
   exited: Promise<number | null>
@@ -56,10 +58,20 @@ function start(
     child,
     exited,
     output: () => out,
+    records: () => out.split('\n').flatMap(jsonRecord),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       await exited
     },
+  }
+}
+
+function jsonRecord(line: string): Record<string, unknown>[] {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === 'object' && value !== null ? [value as Record<string, unknown>] : []
+  } catch {
+    return []
   }
 }
 

@@ -7,6 +7,7 @@ import { createApp } from '../../src/coordinator/app.js'
 import type { CoordinatorConfig } from '../../src/coordinator/config.js'
 import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
+import type { Log } from '../../src/log/log.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from './db.js'
 
 export const tokens: Record<Role, string> = {
@@ -38,7 +39,7 @@ export interface Reply {
 
 export async function createTestApp(
   config: Partial<CoordinatorConfig> = {},
-  opts: { pglite?: boolean } = {},
+  opts: { pglite?: boolean; log?: Log } = {},
 ): Promise<TestApp> {
   const t = opts.pglite ? await createPgliteDatabase() : await createTestDatabase()
   await syncBootstrapTokens(
@@ -46,7 +47,7 @@ export async function createTestApp(
     Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
   )
   const waker = new Waker()
-  const app = createApp({ db: t.db, config, waker })
+  const app = createApp({ db: t.db, config, waker, ...(opts.log ? { log: opts.log } : {}) })
   return {
     app,
     t,
@@ -71,7 +72,7 @@ export async function createTestApp(
 // it is called in). The returned object reads the app of the moment, so tests and helpers use it as a TestApp.
 export function useTestApp(
   config: Partial<CoordinatorConfig> = {},
-  opts: { pglite?: boolean } = {},
+  opts: { pglite?: boolean; log?: Log } = {},
 ): TestApp {
   let current: TestApp | undefined
   beforeAll(async () => {

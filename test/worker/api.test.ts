@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createApi, LeaseLostError, RefusedError } from '../../worker/api.js'
+import { createApi, LeaseLostError, type OnRetry, RefusedError } from '../../worker/api.js'
 
 // A real HTTP server on loopback that answers from a script of responses, one per request.
 type Answer = { status: number; body?: unknown } | 'drop'
 let server: Server | undefined
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())))
 
-async function serve(answers: Answer[]) {
+async function serve(answers: Answer[], onRetry?: OnRetry) {
   const seen: { method?: string; url?: string; auth?: string; body: unknown }[] = []
   server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     let text = ''
@@ -30,6 +30,7 @@ async function serve(answers: Answer[]) {
     url: `http://127.0.0.1:${port}`,
     token: 'worker-token',
     retry: { budgetMs: 5_000, baseMs: 5, maxDelayMs: 20 },
+    ...(onRetry ? { onRetry } : {}),
   })
   return { api, seen }
 }
@@ -55,6 +56,20 @@ describe('coordinator client', () => {
     expect(await api.complete(fence, completion)).toEqual(ok.body)
     expect(seen).toHaveLength(4)
     expect(new Set(seen.map((s) => JSON.stringify(s.body))).size).toBe(1)
+  })
+
+  it('tells each retry which call, how many tries failed, and the dispatch and step the write is for', async () => {
+    const retries: unknown[][] = []
+    const { api } = await serve(
+      [{ status: 503 }, { status: 200, body: {} }, { status: 503 }, { status: 200 }],
+      (...args) => retries.push(args),
+    )
+    await api.event(fence, 'baseline')
+    await api.report(fence, { outcome: 'met', declared: false, results: [], startedAt: 'x', finishedAt: 'x' })
+    expect(retries.map(([what, failures, , about]) => [what, failures, about])).toEqual([
+      [`POST /v1/dispatches/${fence.id}/events`, 1, { dispatchId: fence.id, attempt: 2, step: 'baseline' }],
+      [`PUT /v1/dispatches/${fence.id}/preflight`, 1, { dispatchId: fence.id, attempt: 2, step: 'report' }],
+    ])
   })
 
   it('stops at once with LeaseLostError on 409', async () => {

@@ -75,6 +75,19 @@ describe('preflight worker arguments', () => {
     })
   })
 
+  it('exits 2 for a --log-level or --log-format it does not know, naming the ones it does', () => {
+    expect(worker('--coordinator', 'http://127.0.0.1:1', '--log-level', 'chatty')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--log-level must be one of trace, debug, info, warn, error, fatal, silent',
+      ),
+    })
+    expect(worker('--coordinator', 'http://127.0.0.1:1', '--log-format', 'xml')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--log-format must be one of json, pretty'),
+    })
+  })
+
   describe('clone credentials and --repo-allow', () => {
     const dir = mkdtempSync(join(tmpdir(), 'preflight-cli-'))
     const file = join(dir, 'git-credentials')

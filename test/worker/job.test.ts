@@ -10,6 +10,7 @@ import type { ClaimResponse } from '../../src/contract/index.js'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { openJob } from '../../worker/job.js'
+import { recordingLog } from '../support/log.js'
 import { GIT } from './worker-git.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -23,7 +24,7 @@ afterEach(() => {
 
 function setup(leaseMs: number) {
   const beats: number[] = []
-  const warnings: string[] = []
+  const { log, warnings } = recordingLog()
   const api = {
     heartbeat: async () => {
       beats.push(Date.now())
@@ -43,7 +44,7 @@ function setup(leaseMs: number) {
   } as ClaimResponse
   const job = openJob(claim, {
     api,
-    log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
+    log,
     config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: worker.signal,

@@ -10,6 +10,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { keepLease, type LeaseKeeper } from '../../worker/lease.js'
+import { recordingLog } from '../support/log.js'
 
 const fence = { id: '00000000-0000-4000-8000-00000000000a', attempt: 1, leaseToken: 'lease' }
 const LEASE_MS = 1_500
@@ -29,7 +30,7 @@ afterEach(() => {
 function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt = inLease()) {
   const calls: number[] = []
   const lost: number[] = []
-  const warnings: string[] = []
+  const { log, warnings } = recordingLog()
   const started = Date.now()
   const api = {
     heartbeat: (_f: unknown, signal?: AbortSignal) => {
@@ -37,7 +38,6 @@ function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt =
       return heartbeat(signal)
     },
   } as unknown as Api
-  const log = { info: () => {}, warn: (m: string) => void warnings.push(m), output: () => {} }
   keeper = keepLease(api, fence, expiresAt, () => lost.push(Date.now() - started), log)
   return { calls, lost, warnings }
 }

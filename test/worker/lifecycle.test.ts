@@ -19,6 +19,7 @@ import { readClaim } from '../../worker/claim.js'
 import { workerConfig } from '../../worker/config.js'
 import { runDispatch } from '../../worker/lifecycle.js'
 import { findGit } from '../../worker/run/git-env.js'
+import { recordingLog } from '../support/log.js'
 import { tempDir } from './git-fixtures.js'
 
 type Answer = { status: number; body?: unknown; raw?: string }
@@ -86,7 +87,7 @@ async function dispatchWith(
   const workdir = await tempDir('preflight-decision-work-')
   made.push(workspace, workdir)
   const marker = join(workspace, 'agent-ran')
-  const warnings: string[] = []
+  const { log, warnings, records } = recordingLog()
   const claim = {
     dispatch: {
       id: randomUUID(),
@@ -101,7 +102,7 @@ async function dispatchWith(
   if (!read) throw new Error('the fixture claim has no fence')
   const ending = await runDispatch(read, {
     api: createApi({ url, token: 'worker-token', retry: { budgetMs: 2_000, baseMs: 5, maxDelayMs: 20 } }),
-    log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
+    log,
     config: workerConfig({
       git: findGit(process.env.PATH, []),
       workerId: 'w-decision',
@@ -118,6 +119,8 @@ async function dispatchWith(
     completions: seen.filter((s) => s.path.endsWith('/complete')).length,
     faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
     warnings,
+    records,
+    id: claim.dispatch.id,
     reports: seen.flatMap((s) => (s.report ? [s.report] : [])),
     // what is still listening on the worker's signal once the dispatch has ended
     listeners: getEventListeners(worker.signal, 'abort').length,
@@ -179,6 +182,14 @@ describe('the decision that starts the agent', () => {
     setTimeout(() => worker.abort(), 500)
     const run = await dispatchWith('hang', COMPLETED, worker)
     expect(run).toMatchObject({ ending: 'abandoned', agentRan: false, faults: [], warnings: [] })
+    // said once, at info, with the step it was stopped in
+    expect(run.records.filter((r) => r.msg === 'abandoned')).toEqual([
+      {
+        level: 'info',
+        msg: 'abandoned',
+        fields: expect.objectContaining({ step: 'report', why: expect.any(String) }),
+      },
+    ])
   })
 
   it('posts a fault the coordinator refused as a `fault` event, then leaves the lease to lapse', async () => {
@@ -275,4 +286,25 @@ describe('a claim whose definition does not read', () => {
       }
     },
   )
+})
+
+describe("the dispatch's log", () => {
+  it("carries the dispatch's id, attempt and step on every record, and on setup's and the agent's output", async () => {
+    const run = await dispatchWith(
+      { status: 200, body: { decision: 'proceed', status: 'running' } },
+      COMPLETED,
+      new AbortController(),
+      () => ({ name: 'decision', agent: { command: ['sh', '-c', 'echo agent-line'] } }),
+      (dir) => ({ path: dir, setup: ['sh', '-c', 'echo setup-line'] }),
+    )
+    expect(run.ending).toBe('succeeded')
+    expect(run.records.length).toBeGreaterThan(0)
+    for (const record of run.records) {
+      expect(record.fields).toMatchObject({ dispatchId: run.id, attempt: 1, step: expect.any(String) })
+    }
+    expect(run.records.filter((r) => r.level === 'output').map((r) => [r.msg, r.fields.step])).toEqual([
+      ['setup-line', 'setup'],
+      ['agent-line', 'agent'],
+    ])
+  })
 })

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createApi } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { startWorker } from '../../worker/worker.js'
+import { recordingLog } from '../support/log.js'
 import { tempDir } from './git-fixtures.js'
 import { GIT } from './worker-git.js'
 
@@ -28,7 +29,7 @@ describe('the claim loop', () => {
     })
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
-    const warnings: string[] = []
+    const { log, warnings } = recordingLog()
     const worker = startWorker(
       workerConfig({
         workerId: 'w-claims',
@@ -40,7 +41,7 @@ describe('the claim loop', () => {
       }),
       {
         api: createApi({ url: `http://127.0.0.1:${port}`, token: 'worker-token' }),
-        log: { info: () => {}, warn: (m) => void warnings.push(m), output: () => {} },
+        log,
         env: process.env,
       },
     )

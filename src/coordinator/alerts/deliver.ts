@@ -9,6 +9,7 @@ import {
   signWebhook,
   type WebhookBody,
 } from '../../contract/index.js'
+import type { Log } from '../../log/log.js'
 import type { Orm } from '../db/client.js'
 import { type DueDelivery, markDelivered, markFailed, takeDue } from '../db/webhooks.js'
 
@@ -38,7 +39,7 @@ export interface Deliverer {
   stop(): Promise<void>
 }
 
-export function startDeliverer(db: Orm, config: DeliveryConfig, log: (line: string) => void): Deliverer {
+export function startDeliverer(db: Orm, config: DeliveryConfig, log: Log): Deliverer {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   let woken: (() => void) | undefined
@@ -51,7 +52,7 @@ export function startDeliverer(db: Orm, config: DeliveryConfig, log: (line: stri
         taken = due.length
         await Promise.all(due.map((d) => deliver(db, d, config)))
       } catch (err) {
-        log(`webhook delivery failed: ${err instanceof Error ? err.message : String(err)}`)
+        log.warn('webhook delivery failed', { err })
       }
       if (taken < BATCH && !stopped)
         await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import { routePath } from 'hono/route'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
 import { ErrorEnvelope, type Role } from '../../contract/index.js'
@@ -73,10 +74,10 @@ export function authedRoute<const R extends Omit<RouteConfig, 'security' | 'midd
   })
 }
 
-// Maps anything thrown to the envelope; never leaks a stack trace. A 503 says when to try again.
+// Maps anything thrown to the envelope; never leaks a stack trace (a 500's error goes to the access
+// log). A 503 says when to try again.
 export function renderError(err: unknown, c: Context): Response {
   const e = toApiError(err)
-  if (e.status === 500) console.error(`[${c.get('requestId') ?? '-'}]`, err)
   const body: ErrorEnvelope = { error: { code: e.code, message: e.message } }
   if (e.details !== undefined) body.error.details = e.details
   if (e.status === 503 || e.status === 429) c.header('retry-after', String(RETRY_AFTER_SECONDS))
@@ -182,4 +183,11 @@ function scrubAll<T>(value: T): T {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubAll(v)])) as T
   }
   return value
+}
+
+// The pattern of the route that answered (`/v1/dispatches/:id`, never the path with its ids);
+// `unmatched` when none did.
+export function routeOf(c: Context): string {
+  const path = routePath(c, -1)
+  return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
 }

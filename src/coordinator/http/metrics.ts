@@ -5,12 +5,11 @@ import { readFileSync } from 'node:fs'
 import { createRoute, z } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import type { MiddlewareHandler } from 'hono'
-import { routePath } from 'hono/route'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { type CheckResult, DispatchStatus, type Outcome, Reason, SetupReason } from '../../contract/index.js'
 import { type Orm, rows } from '../db/client.js'
 import { ApiError, ErrorCode } from './errors.js'
-import { createRouter, errorResponse } from './http.js'
+import { createRouter, errorResponse, routeOf } from './http.js'
 import { paced, reusedFor } from './scrape-limits.js'
 
 // The package's version, from src/coordinator/http or dist/src/coordinator/http.
@@ -107,7 +106,7 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
       try {
         await next()
       } finally {
-        end({ route: routeLabel(c), status: String(c.res.status) })
+        end({ route: routeOf(c), status: String(c.res.status) })
       }
     },
     routes: metricsRoutes(
@@ -147,11 +146,6 @@ const endReasonLabel = (reason: string | undefined) =>
   reason === undefined ? '' : knownEndReasons.has(reason) ? reason : 'other'
 
 // Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
-function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
-  const path = routePath(c, -1)
-  return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
-}
-
 // Counted in the database (when the exposition is rebuilt), so the figures are right whichever
 // coordinator replica changed the rows. One statement per rebuild for both gauges: a count(*) over all
 // dispatches (0.1-0.3 s at a million rows) with each status's oldest row.

@@ -16,6 +16,7 @@ import {
   startDeliverer,
 } from '../../../src/coordinator/alerts/deliver.js'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
+import { silentLog } from '../../../src/log/log.js'
 import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, lapseLease, queueDispatch, reportFor } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
@@ -60,7 +61,7 @@ afterAll(async () => {
 
 const running: Deliverer[] = []
 function deliverer(config = FAST): Deliverer {
-  const d = startDeliverer(h.t.db.orm, config, () => {})
+  const d = startDeliverer(h.t.db.orm, config, silentLog)
   running.push(d)
   return d
 }

@@ -44,7 +44,6 @@ describe('the body limit over HTTP', () => {
       port: 0,
       host: '127.0.0.1',
       config: { bodyLimitBytes: LIMIT },
-      log: () => {},
     })
   })
   afterAll(async () => {
