@@ -8,6 +8,7 @@ import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, removeLeftovers, swept } from './identity.js'
 import { keepLease } from './lease.js'
 import { stepLog, type WorkerLog } from './log.js'
+import type { WorkerMetrics } from './metrics.js'
 import { bindGit, type JobGit } from './run/job-git.js'
 
 export interface DispatchDeps {
@@ -20,6 +21,8 @@ export interface DispatchDeps {
   signal: AbortSignal
   // the slot's own uid/gid (--agent-uid): setup and the agent run as it, never as the worker
   identity?: AgentIdentity
+  // --metrics-port: how long each step took
+  metrics?: Pick<WorkerMetrics, 'stepTook'>
 }
 
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'abandoned'
@@ -65,7 +68,16 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   const forward = () => stopping.abort(deps.signal.reason)
   if (deps.signal.aborted) forward()
   else deps.signal.addEventListener('abort', forward, { once: true })
-  const { log, enter } = stepLog(deps.log.child({ dispatchId: fence.id, attempt: fence.attempt }), 'claim')
+  const steps = stepLog(deps.log.child({ dispatchId: fence.id, attempt: fence.attempt }), 'claim')
+  const log = steps.log
+  // the step the dispatch is in, and since when: its time is observed as the next one begins
+  let step = { name: 'claim', at: performance.now() }
+  const took = () => deps.metrics?.stepTook(step.name, (performance.now() - step.at) / 1000)
+  const enter = (next: string) => {
+    took()
+    step = { name: next, at: performance.now() }
+    steps.enter(next)
+  }
   const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => stopping.abort(), log)
   // The lease is let go first when the dispatch ends: a heartbeat during a long workspace removal
   // would only be answered 409 and logged as a lost lease.
@@ -100,18 +112,22 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     async close(ending) {
       letGo()
       enter('cleanup')
-      // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
-      // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
-      // for a link under a recursive removal) and the slot claims no more.
-      const kept = (why: string) => log.warn('kept its files', { why })
-      if (identity && !(await swept(identity, kept))) return
-      if (identity) await removeLeftovers(identity)
-      for (const release of releases.reverse()) {
-        try {
-          await release(ending)
-        } catch (err) {
-          log.warn('cleanup failed', { why: err instanceof Error ? err.message : String(err) })
+      try {
+        // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
+        // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
+        // for a link under a recursive removal) and the slot claims no more.
+        const kept = (why: string) => log.warn('kept its files', { why })
+        if (identity && !(await swept(identity, kept))) return
+        if (identity) await removeLeftovers(identity)
+        for (const release of releases.reverse()) {
+          try {
+            await release(ending)
+          } catch (err) {
+            log.warn('cleanup failed', { why: err instanceof Error ? err.message : String(err) })
+          }
         }
+      } finally {
+        took()
       }
     },
   }

@@ -6,6 +6,7 @@ import { slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
 import { runDispatch } from './lifecycle.js'
 import type { WorkerLog } from './log.js'
+import type { WorkerMetrics } from './metrics.js'
 
 export interface RunningWorker {
   // stop claiming, wait up to graceMs for running dispatches, then stop their agents
@@ -20,7 +21,10 @@ export interface RunningWorker {
   fatal?: Error
 }
 
-export function startWorker(opts: WorkerConfig, deps: { api: Api; log: WorkerLog; env: NodeJS.ProcessEnv }) {
+export function startWorker(
+  opts: WorkerConfig,
+  deps: { api: Api; log: WorkerLog; env: NodeJS.ProcessEnv; metrics?: WorkerMetrics },
+) {
   const stopping = new AbortController()
   const giveUp = new AbortController()
   const counts: Record<Ending, number> = {
@@ -31,6 +35,7 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: WorkerLog
     abandoned: 0,
   }
   const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }
+  const metrics = deps.metrics
   // claims made or under way: a slot takes its place before it asks, so slots together never exceed the limit
   let taken = 0
 
@@ -65,6 +70,7 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: WorkerLog
         // nothing fences a write: the lease lapses and the coordinator gives the dispatch another attempt
         log.warn('a claim without a readable dispatch id, attempt and lease: left to lapse')
         counts.abandoned++
+        metrics?.ended('abandoned')
         continue
       }
       const { id, attempt } = read.claim.dispatch
@@ -72,8 +78,10 @@ export function startWorker(opts: WorkerConfig, deps: { api: Api; log: WorkerLog
       log.info('claimed dispatch', { ...about, step: 'claim' })
       if (!read.ok)
         log.warn('the claim does not read', { ...about, step: 'claim', problem: read.claim.problem })
-      const ending = await runDispatch(read, deps)
+      metrics?.busy(1)
+      const ending = await runDispatch(read, deps).finally(() => metrics?.busy(-1))
       counts[ending]++
+      metrics?.ended(ending)
       log.info('dispatch ended', { ...about, step: 'end', ending })
     }
   }

@@ -9,6 +9,7 @@ import { type CloneCredentials, secretFileProblem, secretFiles } from '../../wor
 import { defaultConfig, workerConfig } from '../../worker/config.js'
 import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
 import { createWorkerLog } from '../../worker/log.js'
+import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
 import { startWorker } from '../../worker/worker.js'
@@ -41,6 +42,8 @@ const flags = {
   'git-credentials': { type: 'string' },
   'ssh-key': { type: 'string' },
   'ssh-known-hosts': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
   ...logFlags,
 } as const
 
@@ -65,6 +68,9 @@ export async function run(args: string[]): Promise<number> {
   }
   const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? defaultConfig.concurrency
   const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
+  const metricsPort = intFlag(values['metrics-port'], 'metrics-port', 0, 65_535)
+  if (metricsPort === undefined && values['metrics-host'] !== undefined)
+    throw new UsageError('--metrics-host needs --metrics-port')
   const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
   const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
@@ -123,12 +129,19 @@ export async function run(args: string[]): Promise<number> {
         'use --agent-uid, or one dispatch per container (--max-dispatches 1); see docs/operations.md',
     )
   }
-  const worker = startWorker(options, { api, log, env })
+  const metrics = createWorkerMetrics({ concurrency: options.concurrency })
+  // for a scraper beside the worker, not the network, unless --metrics-host says otherwise
+  const metricsHost = values['metrics-host'] ?? '127.0.0.1'
+  const served = metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort, metricsHost)
+  if (served)
+    log.info(`metrics on http://${metricsHost}:${served.port}/metrics`, { metricsPort: served.port })
+  const worker = startWorker(options, { api, log, env, ...(served ? { metrics } : {}) })
   onSignals(
     () => void worker.stop(),
     () => worker.abort(),
   )
   await worker.done
+  await served?.close()
   if (!workdirFlag) await rm(workdir, { recursive: true, force: true })
   log.info(`worker ${options.workerId} stopped`, { workerId: options.workerId, counts: worker.counts })
   if (worker.fatal) throw new Error(`the coordinator refused the worker: ${worker.fatal.message}`)

@@ -28,6 +28,20 @@ describe('preflight worker arguments', () => {
     expect(stderr).toContain('--coordinator')
   })
 
+  it.each([
+    [['--metrics-port', 'http'], '--metrics-port'],
+    [['--metrics-port', '70000'], '--metrics-port'],
+    [['--metrics-host', '0.0.0.0'], '--metrics-host needs --metrics-port'],
+  ])('exits 2 for metrics flags %j', (flags, says) => {
+    const r = workerWith(
+      { PREFLIGHT_TOKEN: 'worker-token-0123456789' },
+      '--coordinator',
+      'http://127.0.0.1:1',
+      ...flags,
+    )
+    expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining(says) })
+  })
+
   it('exits 2 when no token is given', () => {
     expect(workerWith({}, '--coordinator', 'http://127.0.0.1:1')).toMatchObject({
       code: 2,

@@ -22,7 +22,7 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-function setup(leaseMs: number) {
+function setup(leaseMs: number, metrics?: { stepTook(step: string, seconds: number): void }) {
   const beats: number[] = []
   const { log, warnings } = recordingLog()
   const api = {
@@ -48,6 +48,7 @@ function setup(leaseMs: number) {
     config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: worker.signal,
+    ...(metrics ? { metrics } : {}),
   })
   return { job, worker, beats, warnings }
 }
@@ -84,5 +85,18 @@ describe('openJob', () => {
     await closing
     expect(beats).toEqual([])
     expect(warnings).toEqual([])
+  })
+
+  it('observes how long each step took, the last one when the job closes', async () => {
+    const took: [string, number][] = []
+    const { job } = setup(60_000, { stepTook: (step, seconds) => took.push([step, seconds]) })
+    await vi.advanceTimersByTimeAsync(1_000)
+    job.enter('setup')
+    await vi.advanceTimersByTimeAsync(2_000)
+    job.enter('verify')
+    await vi.advanceTimersByTimeAsync(500)
+    await job.close('succeeded')
+    expect(took.map(([step]) => step)).toEqual(['claim', 'setup', 'verify', 'cleanup'])
+    expect(took.slice(0, 3).map(([, s]) => Math.round(s * 10) / 10)).toEqual([1, 2, 0.5])
   })
 })

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createApi } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
+import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { startWorker } from '../../worker/worker.js'
 import { recordingLog } from '../support/log.js'
 import { tempDir } from './git-fixtures.js'
@@ -30,6 +31,7 @@ describe('the claim loop', () => {
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
     const { log, warnings } = recordingLog()
+    const metrics = createWorkerMetrics({ concurrency: 1, processMetrics: false })
     const worker = startWorker(
       workerConfig({
         workerId: 'w-claims',
@@ -43,11 +45,40 @@ describe('the claim loop', () => {
         api: createApi({ url: `http://127.0.0.1:${port}`, token: 'worker-token' }),
         log,
         env: process.env,
+        metrics,
       },
     )
     await worker.done
     expect(worker.counts).toMatchObject({ abandoned: 1, preflight_failed: 0, succeeded: 0 })
+    expect(await metrics.registry.metrics()).toContain(
+      'preflight_worker_dispatches_total{ending="abandoned"} 1',
+    )
     expect(paths).toEqual(['/v1/worker/claim'])
     expect(warnings).toHaveLength(1)
+  })
+})
+
+describe('the worker metrics', () => {
+  it('serves busy slots, endings and step times at GET /metrics, and nothing else', async () => {
+    const metrics = createWorkerMetrics({ concurrency: 4, processMetrics: false })
+    metrics.busy(1)
+    metrics.busy(1)
+    metrics.busy(-1)
+    metrics.ended('preflight_failed')
+    metrics.stepTook('verify', 0.2)
+    const served = await serveMetrics(metrics, 0, '127.0.0.1')
+    try {
+      const res = await fetch(`http://127.0.0.1:${served.port}/metrics`)
+      const text = await res.text()
+      expect(res.headers.get('content-type')).toContain('text/plain')
+      expect(text).toContain('preflight_worker_slots 4')
+      expect(text).toContain('preflight_worker_busy_slots 1')
+      expect(text).toContain('preflight_worker_dispatches_total{ending="preflight_failed"} 1')
+      expect(text).toContain('preflight_worker_step_duration_seconds_count{step="verify"} 1')
+      expect((await fetch(`http://127.0.0.1:${served.port}/`)).status).toBe(404)
+      expect((await fetch(`http://127.0.0.1:${served.port}/metrics`, { method: 'POST' })).status).toBe(404)
+    } finally {
+      await served.close()
+    }
   })
 })

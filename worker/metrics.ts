@@ -1,0 +1,69 @@
+// The worker's own Prometheus metrics, served on --metrics-port when it is given: busy slots,
+// dispatches by how they ended, and how long each step took.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Ending } from './job.js'
+
+export interface WorkerMetrics {
+  registry: Registry
+  // a slot took (+1) or finished (-1) a dispatch
+  busy(delta: 1 | -1): void
+  ended(ending: Ending): void
+  // a dispatch spent `seconds` in `step`
+  stepTook(step: string, seconds: number): void
+}
+
+export function createWorkerMetrics(opts: { concurrency: number; processMetrics?: boolean }): WorkerMetrics {
+  const registry = new Registry()
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'preflight_worker_' })
+  new Gauge({
+    name: 'preflight_worker_slots',
+    help: 'Dispatches this worker runs at once at most (--concurrency)',
+    registers: [registry],
+  }).set(opts.concurrency)
+  const busy = new Gauge({
+    name: 'preflight_worker_busy_slots',
+    help: 'Slots running a dispatch now',
+    registers: [registry],
+  })
+  const ended = new Counter({
+    name: 'preflight_worker_dispatches_total',
+    help: 'Dispatches this worker ran, by how they ended (abandoned: the lease was lost or the worker stopped)',
+    labelNames: ['ending'] as const,
+    registers: [registry],
+  })
+  const steps = new Histogram({
+    name: 'preflight_worker_step_duration_seconds',
+    help: 'Time a dispatch spent in each step (claim, prepare, setup, verify, baseline, agent, complete, cleanup …)',
+    labelNames: ['step'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200],
+    registers: [registry],
+  })
+  return {
+    registry,
+    busy: (delta) => busy.inc(delta),
+    ended: (ending) => ended.inc({ ending }),
+    stepTook: (step, seconds) => steps.observe({ step }, seconds),
+  }
+}
+
+// GET /metrics on host:port (anything else 404). Answers the port (0 picks a free one).
+export async function serveMetrics(metrics: WorkerMetrics, port: number, host: string) {
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404).end()
+      return
+    }
+    const text = await metrics.registry.metrics()
+    res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text)
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, resolve)
+  })
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
