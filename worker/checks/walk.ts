@@ -6,11 +6,10 @@ import { Reason, Rejection } from '../../src/contract/index.js'
 import { isInside, isMissing } from '../run/paths.js'
 import { type AgentAccess, agentAccess, reachable } from './access.js'
 import type { GlobPlan } from './pattern.js'
+import { Turns } from './turns.js'
 import type { CheckContext, Rejected } from './types.js'
 
 export const MAX_REJECTED = 20
-// hand the event loop back this often, so timers (the timeout) and child processes (git) get their turn
-const SLICE_MS = 4
 
 export interface WalkResult {
   match?: string
@@ -43,19 +42,24 @@ export async function walkGlob(
   start: Frame,
   realRoot: string,
   ctx: CheckContext,
+  // its turns on the event loop (a test passes shorter slices)
+  turns = new Turns(ctx.signal),
 ): Promise<WalkResult> {
   const result: WalkResult = { entriesScanned: 0, rejected: [] }
   const agent = agentAccess(ctx)
   const stack: Frame[] = [start]
-  let sliceStart = performance.now()
-  await yieldToLoop()
+  await turns.give()
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     if (ctx.signal.aborted) return { ...result, stopped: Reason.Timeout }
     // listed by real path (the directory the rules were judged on); unreadable (EACCES) throws: a fault
     let entries: Dirent[]
     try {
-      entries = ctx.listings.list(frame.real) ?? []
+      const listing = ctx.listings.list(frame.real, turns)
+      // only a big directory's listing is a promise (it is read between turns): no other costs one
+      entries = (listing instanceof Promise ? await listing : listing) ?? []
     } catch (err) {
+      // told to stop while a big directory was read
+      if (ctx.signal.aborted) return { ...result, stopped: Reason.Timeout }
       // deeper than a path can be long: what is below is there, unseen
       if ((err as NodeJS.ErrnoException).code === 'ENAMETOOLONG')
         return { ...result, stopped: Reason.WalkLimit }
@@ -65,6 +69,11 @@ export async function walkGlob(
     if (result.entriesScanned > ctx.maxEntries) return { ...result, stopped: Reason.WalkLimit }
     const subdirs: Frame[] = []
     for (const entry of entries) {
+      // judging a big listing holds the event loop as long as reading it did
+      if (turns.due()) {
+        if (turns.over()) await turns.give()
+        if (ctx.signal.aborted) return { ...result, stopped: Reason.Timeout }
+      }
       const name = entry.name
       if (name === '.git' || (name === 'node_modules' && !plan.namesNodeModules)) continue
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
@@ -100,11 +109,7 @@ export async function walkGlob(
     }
     // files of a directory are tried before any subdirectory; subdirectories in listing order
     for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i] as Frame)
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: yielding more often changes when other callbacks run, not what the walk finds
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToLoop()
-      sliceStart = performance.now()
-    }
+    if (turns.over()) await turns.give()
   }
   return result
 }
@@ -163,8 +168,4 @@ export function linkProblem(abs: string, realRoot: string, dirOnly: boolean): Re
   if (!isInside(target, realRoot)) return Rejection.SymlinkEscapesWorkspace
   if (dirOnly && !statSync(target).isDirectory()) return null
   return undefined
-}
-
-function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve))
 }

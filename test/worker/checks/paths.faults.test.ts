@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { DirectoryCache } from '../../../worker/checks/listing.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
+import { Turns } from '../../../worker/checks/turns.js'
 import { failingMount } from './failing-mount.js'
 import { context, link, testDir, write } from './helpers.js'
 
@@ -83,6 +84,6 @@ describe.each(['EIO', 'EACCES'] as const)('paths where the kernel answers %s', (
     const ws = testDir()
     const dir = await failingDir(ws, 'mnt', code)
     if (!dir) return t.skip()
-    expect(() => new DirectoryCache().list(dir)).toThrow(code)
+    expect(() => new DirectoryCache().list(dir, new Turns(new AbortController().signal))).toThrow(code)
   })
 })

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
 import { type GlobPlan, planPattern } from '../../../worker/checks/pattern.js'
+import { Turns } from '../../../worker/checks/turns.js'
 import {
   childPath,
   hiddenByRealPath,
@@ -133,6 +134,43 @@ describe('the walk', () => {
 })
 
 describe('walkGlob', () => {
+  // a listing read between turns rejects once the check is told to stop: the walk stopped, not a fault
+  it('stops at its next turn while it reads a big directory: timeout, never a throw', async () => {
+    const ws = testDir()
+    // 1,000 entries, more than 8 KiB: read between turns
+    for (let i = 0; i < 1_000; i++) write(ws, `f${i}`)
+    const signal = abortedAtSecondTurn()
+    const ctx = context(ws, {}, { signal })
+    expect(await walkGlob(glob('*.ts'), rootFrame(ws), ws, ctx, new Turns(signal, 0))).toMatchObject({
+      stopped: 'timeout',
+      entriesScanned: 0,
+    })
+  })
+
+  // judging a big listing holds the event loop as long as reading it did; one another check read before
+  it('stops at its next turn while it judges a listing: timeout, never a miss', async () => {
+    const ws = testDir()
+    for (let i = 0; i < 300; i++) write(ws, `f${i}`)
+    const ctx = context(ws)
+    await ctx.listings.list(ws, new Turns(ctx.signal))
+    const signal = abortedAtSecondTurn()
+    const result = await walkGlob(glob('*.ts'), rootFrame(ws), ws, { ...ctx, signal }, new Turns(signal, 0))
+    expect(result).toMatchObject({ stopped: 'timeout', entriesScanned: 300 })
+  })
+
+  // an empty directory has no entry to count towards the next look at the clock: listing it is the work
+  it('hands the event loop back between directories, and stops at the next one once told to', async () => {
+    const ws = testDir()
+    for (let i = 0; i < 100; i++) mkdirSync(join(ws, `d${i}`))
+    // with a slice of 0 ms, the walk's second turn is after its first directory
+    const signal = abortedAtSecondTurn()
+    const ctx = context(ws, {}, { signal })
+    expect(await walkGlob(glob('**/nothing'), rootFrame(ws), ws, ctx, new Turns(signal, 0))).toMatchObject({
+      stopped: 'timeout',
+      entriesScanned: 100,
+    })
+  })
+
   it('keeps at most 20 rejected entries of its own', async () => {
     const ws = testDir()
     for (let i = 0; i < MAX_REJECTED + 5; i++) link(ws, `f${i}.ts`, `nowhere${i}`)
@@ -156,3 +194,10 @@ describe('walkGlob', () => {
     })
   })
 })
+
+// A signal aborted at the walk's second turn of the event loop (it gives the first before it lists anything).
+function abortedAtSecondTurn(): AbortSignal {
+  const controller = new AbortController()
+  setImmediate(() => setImmediate(() => controller.abort()))
+  return controller.signal
+}
