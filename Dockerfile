@@ -44,8 +44,11 @@ RUN mkdir -p /work && chmod 0711 /work
 ENV PREFLIGHT_WORKDIR=/work
 CMD ["worker", "--workdir", "/work", "--agent-uid", "100000"]
 
+# The port is PREFLIGHT_PORT's (`docker run -e PREFLIGHT_PORT=9000`, compose.yaml), and so is the one the
+# HEALTHCHECK asks: set the port with it, not with --port.
 FROM runtime AS coordinator
+ENV PREFLIGHT_PORT=8080
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["coordinator", "--port", "8080"]
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PREFLIGHT_PORT || 8080}/healthz`).then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["coordinator"]

@@ -1,12 +1,15 @@
 // `preflight check`: the worker's verifier run by hand on a workspace, with this process's environment as the agent's.
+import { randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { open, rename, rm } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { z } from 'zod'
 import { verify } from '../../worker/checks/index.js'
 import { agentEnvironment } from '../../worker/env.js'
-import { ContextRequires, SubagentDefinition } from '../contract/index.js'
+import { type CheckReport, ContextRequires, SubagentDefinition } from '../contract/index.js'
+import { wantsColour } from '../log/colour.js'
 import { intFlag, parseFlags } from './args.js'
-import { type CheckReport, FORMATS, type Format, render } from './check-format.js'
+import { FORMATS, type Format, render } from './check-format.js'
 import { UsageError } from './errors.js'
 
 const OPTIONS = {
@@ -14,6 +17,7 @@ const OPTIONS = {
   requires: { type: 'string' },
   subagent: { type: 'string' },
   format: { type: 'string', default: 'text' },
+  output: { type: 'string' },
   'timeout-ms': { type: 'string' },
 } as const
 
@@ -21,6 +25,8 @@ interface CheckArgs {
   workspace: string
   requires: ContextRequires | undefined
   format: Format
+  // --output FILE: the report goes there instead of stdout
+  output: string | undefined
   timeoutMs: number | undefined
 }
 
@@ -32,8 +38,28 @@ export async function run(args: string[]): Promise<number> {
     timeoutMs: parsed.timeoutMs,
   })
   const report: CheckReport = { ...verdict, workspace: parsed.workspace }
-  process.stdout.write(render(report, parsed.format))
+  if (parsed.output) await writeAtomically(parsed.output, render(report, parsed.format))
+  else process.stdout.write(render(report, parsed.format, { colour: wantsColour(process.stdout) }))
   return verdict.outcome === 'met' ? 0 : 1
+}
+
+// The whole report or none of it: written beside the file, flushed, then renamed over it, so a reader
+// (a CI step, a watcher) never sees half a report and an earlier one stays whole until replaced.
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  try {
+    const handle = await open(temp, 'wx', 0o666)
+    try {
+      await handle.writeFile(text)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(temp, file)
+  } catch (err) {
+    await rm(temp, { force: true })
+    throw err
+  }
 }
 
 function parseCheckArgs(args: string[]): CheckArgs {
@@ -51,6 +77,7 @@ function parseCheckArgs(args: string[]): CheckArgs {
       ? readJson(values.requires, ContextRequires)
       : readJson(values.subagent as string, SubagentDefinition).contextRequires,
     format: values.format as Format,
+    output: values.output === undefined ? undefined : outputFile(values.output),
     timeoutMs: intFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
   }
 }
@@ -62,6 +89,22 @@ function workspaceDir(dir: string): string {
     isDir = statSync(abs).isDirectory()
   } catch {}
   if (!isDir) throw new UsageError(`--workspace ${dir} is not a directory`)
+  return abs
+}
+
+// --output FILE: into an existing directory, and not onto a directory.
+function outputFile(file: string): string {
+  const abs = resolve(file)
+  const kind = (path: string) => {
+    try {
+      return statSync(path).isDirectory() ? 'directory' : 'other'
+    } catch {
+      return 'none'
+    }
+  }
+  if (kind(dirname(abs)) !== 'directory')
+    throw new UsageError(`--output ${file}: its directory does not exist`)
+  if (kind(abs) === 'directory') throw new UsageError(`--output ${file} is a directory`)
   return abs
 }
 

@@ -1,4 +1,4 @@
-// `preflight coordinator [--port 8080] [--database-url URL] [--log-level L]` — migrates, seeds bootstrap
+// `preflight coordinator [--port 8080 | PREFLIGHT_PORT] [--database-url URL] [--log-level L]` — migrates, seeds bootstrap
 // tokens, serves until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
 
 import type { CoordinatorConfig } from '../coordinator/config.js'
@@ -27,7 +27,8 @@ const flags = {
 export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, flags)
   const env = process.env
-  const port = intFlag(values.port ?? env.PORT, 'port', 0, 65_535) ?? 8080
+  // PREFLIGHT_PORT is what the image's HEALTHCHECK asks; PORT is the platforms' (Heroku, Cloud Run)
+  const port = intFlag(values.port ?? (env.PREFLIGHT_PORT || env.PORT || undefined), 'port', 0, 65_535) ?? 8080
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
   config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)

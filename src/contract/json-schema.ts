@@ -1,7 +1,7 @@
 // Renders the JSON Schemas in schemas/ from the zod contract.
 import { z } from 'zod'
 import { SubagentDefinition } from './definition.js'
-import { CheckResult, PreflightReport } from './report.js'
+import { CheckReport, CheckResult, PreflightReport } from './report.js'
 import { ContextRequires } from './requirements.js'
 
 const sources = {
@@ -9,6 +9,7 @@ const sources = {
   'subagent-definition.schema.json': SubagentDefinition,
   'check-result.schema.json': CheckResult,
   'preflight-report.schema.json': PreflightReport,
+  'check-report.schema.json': CheckReport,
 }
 
 export function renderSchemas(): Record<string, string> {

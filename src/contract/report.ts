@@ -51,3 +51,14 @@ export function outcomeOf(results: readonly Pick<CheckResult, 'status'>[]): Outc
   if (results.every((r) => r.status === 'met')) return 'met'
   return results.some((r) => r.status === 'unmet') ? 'unmet' : 'error'
 }
+
+// What `preflight check --format json` prints: the report less the worker, with the workspace it judged.
+export const CheckReport = z.strictObject({
+  outcome: Outcome,
+  declared: z.boolean(),
+  workspace: z.string().min(1),
+  results: PreflightReport.shape.results,
+  startedAt: Timestamp,
+  finishedAt: Timestamp,
+})
+export type CheckReport = z.infer<typeof CheckReport>

@@ -1,10 +1,13 @@
 // `preflight check` as users run it: the real binary, real workspaces, its own environment as the agent's.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
 import { describe, expect, it } from 'vitest'
 import { repoWithCommit, testDir, write } from '../worker/checks/helpers.js'
 import { promisorTrap } from '../worker/git-fixtures.js'
+import { SCHEMAS, validate } from './junit-schemas.js'
 
 const BIN = join(import.meta.dirname, '../../bin/preflight.js')
 const PATH = process.env.PATH ?? ''
@@ -85,6 +88,74 @@ describe('preflight check', () => {
     expect(run.stdout.match(/<failure /g)).toHaveLength(1)
     expect(run.stdout).toContain('name="a&amp;b.txt"')
     expect(run.stdout).toContain('name="x&lt;y&gt;&quot;z&quot;.txt"')
+  })
+
+  // A met, an unmet and an error result (git is not on its PATH), as a CI job would get them.
+  function mixedRun(
+    format: string,
+    extra: string[] = [],
+    env: Record<string, string> = { PATH: '/nonexistent' },
+  ) {
+    const ws = testDir()
+    write(ws, 'README.md')
+    const requires = requiresFile({ paths: ['README.md', 'nothing-here'], git: { worktree: true } })
+    return check(['--workspace', ws, '--requires', requires, '--format', format, ...extra], env)
+  }
+
+  it('prints JUnit that counts failures and errors apart and is valid against the Ant and Jenkins schemas', () => {
+    const run = mixedRun('junit')
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(/<testsuite [^>]*tests="3" failures="1" errors="1"/)
+    expect(run.stdout).toMatch(/<error message="error: git-unavailable: [^"]+" type="git-unavailable">/)
+    for (const xsd of Object.values(SCHEMAS))
+      expect(validate(run.stdout, xsd)).toEqual({ ok: true, said: '- validates\n' })
+  })
+
+  it('prints JSON valid against schemas/check-report.schema.json, for met, unmet and error results', () => {
+    const schema = JSON.parse(
+      readFileSync(join(import.meta.dirname, '../../schemas/check-report.schema.json'), 'utf8'),
+    )
+    const ajv = new Ajv2020({ strict: true, allErrors: true })
+    addFormats.default(ajv)
+    const valid = ajv.compile(schema)
+    const report = JSON.parse(mixedRun('json').stdout)
+    expect(report.results.map((r: { status: string }) => r.status).sort()).toEqual(['error', 'met', 'unmet'])
+    expect(valid(report), ajv.errorsText(valid.errors)).toBe(true)
+    // and the schema does hold it to the shape
+    expect(valid({ ...report, worker: { id: 'w' } })).toBe(false)
+    expect(valid({ ...report, startedAt: 'yesterday' })).toBe(false)
+  })
+
+  it('writes the report to --output FILE by replacing it whole, prints nothing, and exits with the verdict', () => {
+    const dir = testDir()
+    const file = join(dir, 'report.xml')
+    writeFileSync(file, 'an older report')
+    const before = statSync(file).ino
+    const run = mixedRun('junit', ['--output', file])
+    expect(run).toMatchObject({ code: 1, stdout: '' })
+    expect(validate(readFileSync(file, 'utf8'), SCHEMAS.ant)).toMatchObject({ ok: true })
+    // renamed into place, never written over: a reader has the old report or the new one
+    expect(statSync(file).ino).not.toBe(before)
+    expect(readdirSync(dir)).toEqual(['report.xml'])
+  })
+
+  it('exits 2 for --output into a directory that does not exist, or onto a directory', () => {
+    const dir = testDir()
+    for (const [output, says] of [
+      [join(dir, 'missing', 'r.json'), 'its directory does not exist'],
+      [dir, 'is a directory'],
+    ] as const) {
+      const run = mixedRun('json', ['--output', output])
+      expect(run).toMatchObject({ code: 2, stdout: '' })
+      expect(run.stderr).toContain(says)
+    }
+  })
+
+  // NO_COLOR's precedence over FORCE_COLOR, and no colour off a terminal: test/log/colour.test.ts
+  it('colours text with FORCE_COLOR', () => {
+    expect(mixedRun('text', [], { PATH: '/nonexistent', FORCE_COLOR: '1' }).stdout).toContain(
+      '\u001b[31munmet',
+    )
   })
 
   it('reads contextRequires from a whole definition with --subagent', () => {

@@ -15,11 +15,12 @@ interface Spawned {
   exit: Promise<number | null>
 }
 
-// Starts `preflight coordinator` on a free port and resolves once it says where it listens.
+// Starts `preflight coordinator` on a free port (PREFLIGHT_PORT, as the image sets it; the end-to-end
+// tests give --port) and resolves once it says where it listens.
 function startCoordinator(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Spawned> {
-  const child = spawn(process.execPath, [BIN, 'coordinator', '--port', '0', '--host', '127.0.0.1', ...args], {
+  const child = spawn(process.execPath, [BIN, 'coordinator', '--host', '127.0.0.1', ...args], {
     cwd,
-    env,
+    env: { ...env, PREFLIGHT_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let err = ''
@@ -56,6 +57,8 @@ describe('preflight coordinator (spawned)', () => {
     const env = envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: `orchestrator:${TOKEN}` })
     const s = await startCoordinator(['--database-url', t.url as string], env, cwd)
     try {
+      // PREFLIGHT_PORT=0 was taken: a free port, not the default 8080
+      expect(new URL(s.url).port).not.toBe('8080')
       expect(await (await fetch(`${s.url}/healthz`)).json()).toEqual({ status: 'ok' })
       expect(await (await fetch(`${s.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'postgres' })
       const r = await fetch(`${s.url}/v1/subagents/none`, { headers: { authorization: `Bearer ${TOKEN}` } })
