@@ -13,6 +13,7 @@ import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
 import { tokenRoutes } from './routes/tokens.js'
 import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
+import { uiRoutes } from './ui/routes.js'
 
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
@@ -47,6 +48,7 @@ export function createApp(input: AppDeps) {
     .route('/', reportRoutes(deps))
     .route('/', tokenRoutes(deps))
     .route('/', deps.metrics.routes)
+  app.route('/', uiRoutes(deps))
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
