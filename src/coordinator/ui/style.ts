@@ -26,6 +26,7 @@ h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .6rem; border-bottom: 1px solid var(--line); }
 th { font-weight: 600; color: var(--muted); }
+tbody th { font-weight: 400; color: var(--fg); }
 code, pre { font: 13px/1.4 ui-monospace, monospace; }
 pre { background: var(--panel); border: 1px solid var(--line); padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0; }
@@ -41,7 +42,7 @@ button { cursor: pointer; background: var(--panel); }
 .status.bad { color: var(--bad); }
 .status.ok { color: var(--ok); }
 .status.warn { color: var(--warn); }
-tr.drifting td { background: var(--bad-bg); }
+tr.drifting td, tr.drifting th { background: var(--bad-bg); }
 .note { color: var(--muted); }
 .error-box { border: 1px solid var(--bad); background: var(--bad-bg); padding: .6rem .8rem; border-radius: 6px; }
 .pager { margin-top: 1rem; }
