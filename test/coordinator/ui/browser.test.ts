@@ -5,7 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tokens, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
@@ -23,6 +23,8 @@ if (!present) {
 describe.runIf(present)('the operator page in Chromium', () => {
   const h = useTestApp()
   let browser: Browser
+  // signed in once, by the first test; the others open their pages in it
+  let session: BrowserContext
   let base: string
   let close: () => void
   const ids: Record<string, string> = {}
@@ -60,10 +62,12 @@ describe.runIf(present)('the operator page in Chromium', () => {
     return last
   }
 
-  async function signedIn(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
-    const page = await browser.newPage({ colorScheme, viewport: { width: 1366, height: 768 } })
+  // Signs in with the keyboard alone (the token field has focus, Enter submits) from a page that
+  // needs a session, and lands back on that page.
+  async function signIn(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage()
     await page.goto(`${base}/ui/drift`)
-    // the keyboard alone: the token field has focus, Enter submits
+    expect(page.url()).toContain('/ui/sign-in?next=')
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token')
     await page.keyboard.type(tokens.operator)
     await page.keyboard.press('Enter')
@@ -71,21 +75,28 @@ describe.runIf(present)('the operator page in Chromium', () => {
     return page
   }
 
+  async function signedIn(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+    const page = await session.newPage()
+    await page.emulateMedia({ colorScheme })
+    return page
+  }
+
   it('signs in with the keyboard and comes back to the page asked for', async () => {
-    const page = await browser.newPage()
-    await page.goto(`${base}/ui/drift`)
-    expect(page.url()).toContain('/ui/sign-in?next=')
-    await expect.poll(() => page.getByLabel('Operator token').isVisible()).toBe(true)
-    await page.screenshot({ path: join(SHOTS, 'sign-in.png'), fullPage: true })
+    session = await browser.newContext({ viewport: { width: 1366, height: 768 } })
+    const form = await session.newPage()
+    await form.goto(`${base}/ui/sign-in`)
+    expect(await form.getByLabel('Operator token').isVisible()).toBe(true)
+    await form.screenshot({ path: join(SHOTS, 'sign-in.png'), fullPage: true })
+    await form.close()
+    const page = await signIn(session)
+    expect(await page.getByRole('main').getByRole('heading', { level: 1 }).textContent()).toBe('Drift')
+    expect(await page.getByRole('navigation', { name: 'Sections' }).isVisible()).toBe(true)
     await page.close()
-    const signed = await signedIn()
-    expect(await signed.getByRole('main').getByRole('heading', { level: 1 }).textContent()).toBe('Drift')
-    expect(await signed.getByRole('navigation', { name: 'Sections' }).isVisible()).toBe(true)
-    await signed.close()
   })
 
   it('shows the drifting requirement first on the drift page, and links to its subagent', async () => {
     const page = await signedIn()
+    await page.goto(`${base}/ui/drift`)
     const row = page.locator('tr.drifting').first()
     expect(await row.textContent()).toContain('browser-drift')
     expect(await row.textContent()).toContain('drifting since')
@@ -109,7 +120,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const page = await signedIn('dark')
     const requests: string[] = []
     page.on('request', (r) => requests.push(r.url()))
-    await page.reload()
+    await page.goto(`${base}/ui/drift`)
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
     expect(background).toBe('rgb(13, 17, 23)')
     expect(requests.every((url) => url.startsWith(base))).toBe(true)
@@ -118,7 +129,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
   })
 
   it('signs out', async () => {
-    const page = await signedIn()
+    const page = await signIn(await browser.newContext())
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.waitForURL(`${base}/ui/sign-in`)
     await page.goto(`${base}/ui/drift`)
