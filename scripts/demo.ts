@@ -55,6 +55,9 @@ try {
   console.log(
     `\nThe same, as JSON: curl -s '${url}/v1/reports?subagent=demo-needs-pnpm&outcome=unmet' -H 'Authorization: Bearer ${tokens.operator}'`,
   )
+  console.log(
+    `In a browser: ${url}/ui/dispatches/${failed.id} (sign in with the operator token ${tokens.operator})`,
+  )
 } catch (err) {
   console.error(`npm run demo: ${(err as Error).message}`)
   process.exitCode = 1

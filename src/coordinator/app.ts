@@ -15,6 +15,7 @@ import { subagentRoutes } from './routes/subagents.js'
 import { tokenRoutes } from './routes/tokens.js'
 import { webhookRoutes } from './routes/webhooks.js'
 import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
+import { uiRoutes } from './ui/routes.js'
 
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
@@ -53,6 +54,7 @@ export function createApp(input: AppDeps) {
     .route('/', tokenRoutes(deps))
     .route('/', webhookRoutes(deps))
     .route('/', deps.metrics.routes)
+  app.route('/', uiRoutes(deps))
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -1,0 +1,67 @@
+// The operator page's frame: one header with the sections and sign-out, one main landmark.
+import type { Child } from 'hono/jsx'
+
+export type Section = 'failures' | 'drift'
+
+export interface PageProps {
+  title: string
+  section?: Section | undefined
+  signedIn?: boolean
+  children?: Child
+}
+
+export function Page({ title, section, signedIn = true, children }: PageProps) {
+  const link = (to: Section, text: string) => (
+    <a href={`/ui/${to}`} aria-current={section === to ? 'page' : undefined}>
+      {text}
+    </a>
+  )
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${title} · preflight`}</title>
+        <link rel="stylesheet" href="/ui/style.css" />
+      </head>
+      <body>
+        <header>
+          <span class="name">preflight</span>
+          {signedIn && (
+            <nav aria-label="Sections">
+              <ul>
+                <li>{link('failures', 'Failures')}</li>
+                <li>{link('drift', 'Drift')}</li>
+              </ul>
+            </nav>
+          )}
+          {signedIn && (
+            <form method="post" action="/ui/sign-out">
+              <button type="submit">Sign out</button>
+            </form>
+          )}
+        </header>
+        <main id="main">
+          <h1>{title}</h1>
+          {children}
+        </main>
+      </body>
+    </html>
+  )
+}
+
+// A status as a word with a class (never colour alone): bad, ok or in between.
+export function Status({ status }: { status: string }) {
+  const tone = status === 'succeeded' || status === 'met' ? 'ok' : BAD.has(status) ? 'bad' : 'warn'
+  return <span class={`status ${tone}`}>{status}</span>
+}
+
+const BAD = new Set(['failed', 'setup_failed', 'preflight_failed', 'expired', 'unmet', 'error'])
+
+export function ErrorBox({ message }: { message: string }) {
+  return (
+    <p class="error-box" role="alert">
+      {message}
+    </p>
+  )
+}

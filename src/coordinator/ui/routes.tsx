@@ -1,0 +1,145 @@
+// The operator page at /ui: server-rendered HTML (Hono's JSX), readable without JavaScript, with a
+// Content-Security-Policy that lets the page load nothing but its own style sheet. Sign-in is a form
+// (session.ts says how the session is kept); every other page needs a session.
+import { type Context, Hono } from 'hono'
+import { csrf } from 'hono/csrf'
+import { html } from 'hono/html'
+import { HTTPException } from 'hono/http-exception'
+import type { Child } from 'hono/jsx'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { z } from 'zod'
+import { SummaryQuery } from '../../contract/index.js'
+import type { Deps } from '../config.js'
+import { findDispatch } from '../db/dispatches.js'
+import { summarise } from '../db/summary.js'
+import { limitBody } from '../http/body-limit.js'
+import { type AppEnv, RETRY_AFTER_SECONDS, toApiError } from '../http/http.js'
+import { DispatchPage } from './dispatch-page.js'
+import { DriftPage } from './drift-page.js'
+import { ErrorBox, Page } from './layout.js'
+import { requireSession, safeNext, signIn, signOut } from './session.js'
+import { STYLE } from './style.js'
+
+const CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+// a sign-in form holds one token and a path
+const FORM_LIMIT_BYTES = 4096
+
+export function uiRoutes(deps: Pick<Deps, 'db'>) {
+  const ui = new Hono<AppEnv>()
+  ui.use('*', async (c, next) => {
+    await next()
+    c.header('content-security-policy', CSP)
+    // pages show what operators see: never kept by a browser or a proxy
+    if (c.req.path !== '/ui/style.css') c.header('cache-control', 'no-store')
+  })
+  // a form posted from another site is refused (its Origin is not the coordinator's)
+  ui.use('*', csrf())
+  ui.use(
+    '*',
+    limitBody(FORM_LIMIT_BYTES, (c) => c.text('the form is too large', 413)),
+  )
+
+  ui.get('/ui', (c) => c.redirect('/ui/failures', 303))
+  ui.get('/ui/style.css', (c) => {
+    c.header('content-type', 'text/css; charset=utf-8')
+    c.header('cache-control', 'public, max-age=3600')
+    return c.body(STYLE)
+  })
+
+  ui.get('/ui/sign-in', (c) => page(c, <SignIn next={safeNext(c.req.query('next'))} />))
+  ui.post('/ui/sign-in', async (c) => {
+    const form = await c.req.parseBody()
+    const next = safeNext(typeof form.next === 'string' ? form.next : undefined)
+    const token = typeof form.token === 'string' ? form.token.trim() : ''
+    if (token !== '' && (await signIn(c, deps, token))) return c.redirect(next, 303)
+    return page(
+      c,
+      <SignIn next={next} error="That token is unknown, revoked, expired, or not an operator's." />,
+      401,
+    )
+  })
+  ui.post('/ui/sign-out', async (c) => {
+    await signOut(c, deps)
+    return c.redirect('/ui/sign-in', 303)
+  })
+
+  ui.use('/ui/*', requireSession(deps))
+  ui.get('/ui/dispatches/:id', async (c) => {
+    const id = z.uuid().safeParse(c.req.param('id'))
+    const d = id.success ? await findDispatch(deps.db.orm, id.data) : undefined
+    if (!d) return page(c, <Missing what={`No dispatch ${c.req.param('id')}.`} />, 404)
+    return page(c, <DispatchPage d={d} />)
+  })
+  ui.get('/ui/drift', async (c) => {
+    const since = c.req.query('since') ?? ''
+    const until = c.req.query('until') ?? ''
+    const query = SummaryQuery.safeParse(withoutEmpty({ since, until, cursor: c.req.query('cursor') }))
+    if (!query.success)
+      return page(c, <DriftPage items={[]} since={since} until={until} error={problem(query.error)} />, 400)
+    const { items, nextCursor } = await summarise(deps.db.orm, query.data)
+    const next = nextCursor ? `/ui/drift?${params({ since, until, cursor: nextCursor })}` : undefined
+    return page(c, <DriftPage items={items} since={since} until={until} next={next} />)
+  })
+
+  // the API's mapping of what was thrown (a database outage is 503), as a page (the access log records a
+  // 500's error); hono's own refusals (a cross-site form: 403) keep their status
+  ui.onError((err, c) => {
+    const e = toApiError(err)
+    const status = err instanceof HTTPException ? err.status : e.status
+    if (status === 503) c.header('retry-after', String(RETRY_AFTER_SECONDS))
+    const what =
+      status === 500
+        ? 'Something went wrong on the coordinator.'
+        : err instanceof HTTPException
+          ? err.message || 'Refused.'
+          : e.message
+    return page(c, <Missing what={what} />, status)
+  })
+  return ui
+}
+
+function page(c: Context, body: Child, status = 200) {
+  return c.html(html`<!doctype html>${body}`, status as ContentfulStatusCode)
+}
+
+function SignIn({ next, error }: { next: string; error?: string }) {
+  return (
+    <Page title="Sign in" signedIn={false}>
+      <form class="signin" method="post" action="/ui/sign-in">
+        {error && <ErrorBox message={error} />}
+        <label>
+          Operator token
+          <input name="token" type="password" autocomplete="off" required autofocus />
+        </label>
+        <input type="hidden" name="next" value={next} />
+        <button type="submit">Sign in</button>
+        <p class="note">
+          The token is checked once; the browser then keeps only a session cookie, which ends when you sign
+          out, after eight hours, or when the token is revoked.
+        </p>
+      </form>
+    </Page>
+  )
+}
+
+function Missing({ what }: { what: string }) {
+  return (
+    <Page title="Not shown">
+      <ErrorBox message={what} />
+    </Page>
+  )
+}
+
+function problem(error: z.ZodError): string {
+  const first = error.issues[0]
+  return first ? `${first.path.join('.') || 'query'}: ${first.message}` : 'invalid query'
+}
+
+function withoutEmpty(query: Record<string, string | undefined>) {
+  return Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== ''))
+}
+
+export function params(query: Record<string, string | undefined>): string {
+  return new URLSearchParams(withoutEmpty(query) as Record<string, string>).toString()
+}

@@ -1,0 +1,139 @@
+// The operator page in a real browser: Debian's Chromium driven by playwright-core (no browser
+// download). Runs when Chromium is installed (PREFLIGHT_CHROMIUM, else /usr/bin/chromium) and says so
+// when it is not. Screenshots go to test-results/ui/.
+import { existsSync, mkdirSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { serve } from '@hono/node-server'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tokens, useTestApp } from '../../support/app.js'
+import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+
+const CHROMIUM = process.env.PREFLIGHT_CHROMIUM ?? '/usr/bin/chromium'
+const present = existsSync(CHROMIUM)
+const SHOTS = join(process.cwd(), 'test-results', 'ui')
+
+if (!present) {
+  console.warn(
+    `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set PREFLIGHT_CHROMIUM)`,
+  )
+}
+
+describe.runIf(present)('the operator page in Chromium', () => {
+  const h = useTestApp()
+  let browser: Browser
+  // signed in once, by the first test; the others open their pages in it
+  let session: BrowserContext
+  let base: string
+  let close: () => void
+  const ids: Record<string, string> = {}
+
+  beforeAll(async () => {
+    const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise((resolve) => server.once('listening', resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    close = () => server.close()
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    mkdirSync(SHOTS, { recursive: true })
+    ids.drift = await seedDrift()
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    close?.()
+  })
+
+  async function seedDrift() {
+    const def = definition('browser-drift')
+    let last = ''
+    for (const status of ['met', 'unmet'] as const) {
+      last = await queueDispatch(h, def)
+      const c = await claim(h)
+      const report = reportFor(def, status)
+      for (const r of report.results)
+        if (status === 'unmet' && r.requirement === 'node')
+          r.observed = { name: 'node', searched: ['/usr/bin', '/opt/toolchain/bin'], rejected: [] }
+      await h.call('PUT', `/v1/dispatches/${last}/preflight`, {
+        role: 'worker',
+        body: { ...fenceOf(c), report },
+      })
+    }
+    return last
+  }
+
+  // Signs in with the keyboard alone (the token field has focus, Enter submits) from a page that
+  // needs a session, and lands back on that page.
+  async function signIn(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage()
+    await page.goto(`${base}/ui/drift`)
+    expect(page.url()).toContain('/ui/sign-in?next=')
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token')
+    await page.keyboard.type(tokens.operator)
+    await page.keyboard.press('Enter')
+    await page.waitForURL(`${base}/ui/drift`)
+    return page
+  }
+
+  async function signedIn(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+    const page = await session.newPage()
+    await page.emulateMedia({ colorScheme })
+    return page
+  }
+
+  it('signs in with the keyboard and comes back to the page asked for', async () => {
+    session = await browser.newContext({ viewport: { width: 1366, height: 768 } })
+    const form = await session.newPage()
+    await form.goto(`${base}/ui/sign-in`)
+    expect(await form.getByLabel('Operator token').isVisible()).toBe(true)
+    await form.screenshot({ path: join(SHOTS, 'sign-in.png'), fullPage: true })
+    await form.close()
+    const page = await signIn(session)
+    expect(await page.getByRole('main').getByRole('heading', { level: 1 }).textContent()).toBe('Drift')
+    expect(await page.getByRole('navigation', { name: 'Sections' }).isVisible()).toBe(true)
+    await page.close()
+  })
+
+  it('shows the drifting requirement first on the drift page, and links to its subagent', async () => {
+    const page = await signedIn()
+    await page.goto(`${base}/ui/drift`)
+    const row = page.locator('tr.drifting').first()
+    expect(await row.textContent()).toContain('browser-drift')
+    expect(await row.textContent()).toContain('drifting since')
+    await page.screenshot({ path: join(SHOTS, 'drift.png'), fullPage: true })
+    await page.close()
+  })
+
+  it('opens a dispatch and reads its unmet requirement and the PATH searched', async () => {
+    const page = await signedIn()
+    await page.goto(`${base}/ui/dispatches/${ids.drift}`)
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'node', exact: true }) })
+    expect(await row.textContent()).toContain('unmet')
+    expect(await row.getByRole('listitem').allTextContents()).toEqual(['/usr/bin', '/opt/toolchain/bin'])
+    await page.screenshot({ path: join(SHOTS, 'dispatch.png'), fullPage: true })
+    await page.close()
+  })
+
+  it('is dark when the system is, and loads nothing from elsewhere', async () => {
+    const page = await signedIn('dark')
+    const requests: string[] = []
+    page.on('request', (r) => requests.push(r.url()))
+    await page.goto(`${base}/ui/drift`)
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
+    expect(background).toBe('rgb(13, 17, 23)')
+    expect(requests.every((url) => url.startsWith(base))).toBe(true)
+    await page.screenshot({ path: join(SHOTS, 'drift-dark.png'), fullPage: true })
+    await page.close()
+  })
+
+  it('signs out', async () => {
+    const page = await signIn(await browser.newContext())
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL(`${base}/ui/sign-in`)
+    await page.goto(`${base}/ui/drift`)
+    expect(page.url()).toContain('/ui/sign-in?next=')
+    await page.close()
+  })
+})

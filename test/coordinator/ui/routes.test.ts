@@ -1,0 +1,249 @@
+// The operator page in-process: sign-in and its session, the page's headers, and what each page shows.
+// (test/coordinator/ui/browser.test.ts drives the same pages in a real browser.)
+import { sql } from 'drizzle-orm'
+import { describe, expect, it } from 'vitest'
+import type { Role } from '../../../src/contract/index.js'
+import { createToken } from '../../../src/coordinator/http/auth.js'
+import { type TestApp, tokens, useTestApp } from '../../support/app.js'
+import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+
+const h = useTestApp()
+const ORIGIN = 'http://localhost'
+
+async function send(
+  path: string,
+  init: { method?: string; cookie?: string; form?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = {}
+  if (init.cookie) headers.cookie = init.cookie
+  let body: string | undefined
+  if (init.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded'
+    headers.origin = ORIGIN
+    body = new URLSearchParams(init.form).toString()
+  }
+  const res = await h.app.request(`${ORIGIN}${path}`, {
+    method: init.method ?? (init.form ? 'POST' : 'GET'),
+    headers,
+    body,
+  })
+  return { status: res.status, headers: res.headers, text: await res.text() }
+}
+
+// Signs in with the token; answers the session cookie as a Cookie header value.
+async function signIn(token = tokens.operator): Promise<string> {
+  const res = await send('/ui/sign-in', { form: { token, next: '/ui/drift' } })
+  expect(res.status).toBe(303)
+  const cookie = res.headers.get('set-cookie') ?? ''
+  return cookie.split(';')[0] as string
+}
+
+describe('signing in', () => {
+  it('sends a page without a session to sign in, and back to it after', async () => {
+    const res = await send('/ui/drift?since=2026-01-01T00:00:00Z')
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe(
+      `/ui/sign-in?next=${encodeURIComponent('/ui/drift?since=2026-01-01T00:00:00Z')}`,
+    )
+    const form = await send(res.headers.get('location') as string)
+    expect(form.text).toContain('value="/ui/drift?since=2026-01-01T00:00:00Z"')
+  })
+
+  it('keeps the session in an HttpOnly, SameSite=Strict cookie for /ui, never the token', async () => {
+    const res = await send('/ui/sign-in', { form: { token: tokens.operator, next: '/ui/drift' } })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/ui/drift')
+    const cookie = res.headers.get('set-cookie') as string
+    expect(cookie).toMatch(/^preflight_session=[\w-]{43};/)
+    expect(cookie).toContain('HttpOnly')
+    expect(cookie).toContain('SameSite=Strict')
+    expect(cookie).toContain('Path=/ui')
+    expect(cookie).not.toContain(tokens.operator)
+    // the database holds the id's hash only
+    const id = cookie.slice('preflight_session='.length, cookie.indexOf(';'))
+    const stored = await h.t.db.orm.execute(sql`SELECT session_hash FROM ui_sessions`)
+    expect(JSON.stringify(stored)).not.toContain(id)
+  })
+
+  it('marks the cookie Secure when the request came over TLS', async () => {
+    const res = await h.app.request('https://localhost/ui/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://localhost' },
+      body: new URLSearchParams({ token: tokens.operator }).toString(),
+    })
+    expect(res.headers.get('set-cookie')).toContain('Secure')
+  })
+
+  it.each([
+    ['an unknown token', 'no-such-token-0123456789abcdef'],
+    ['a worker token', tokens.worker],
+    ['an orchestrator token', tokens.orchestrator],
+    ['nothing', ''],
+  ])('refuses %s with 401 and no cookie', async (_what, token) => {
+    const res = await send('/ui/sign-in', { form: { token } })
+    expect(res.status).toBe(401)
+    expect(res.headers.get('set-cookie')).toBeNull()
+    expect(res.text).toContain('unknown, revoked, expired')
+  })
+
+  it('lets an admin token in', async () => {
+    expect(await signIn(tokens.admin)).toMatch(/^preflight_session=/)
+  })
+
+  it('refuses a form posted from another site', async () => {
+    const res = await h.app.request(`${ORIGIN}/ui/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ token: tokens.operator }).toString(),
+    })
+    expect(res.status).toBe(403)
+    expect(res.headers.get('set-cookie')).toBeNull()
+  })
+
+  it.each([
+    'https://evil.example/',
+    '//evil.example/ui',
+    '/ui/../v1/tokens',
+    '/other',
+    '/ui\\@evil.example',
+    '/uievil',
+  ])('never sends a signed-in operator away from /ui (next=%s)', async (next) => {
+    const res = await send('/ui/sign-in', { form: { token: tokens.operator, next } })
+    expect(res.headers.get('location')).toBe('/ui/failures')
+  })
+
+  it('ends the session on sign-out', async () => {
+    const cookie = await signIn()
+    expect((await send('/ui/drift', { cookie })).status).toBe(200)
+    const out = await send('/ui/sign-out', { form: {}, cookie })
+    expect(out.status).toBe(303)
+    expect(out.headers.get('set-cookie')).toMatch(/preflight_session=;.*Max-Age=0/)
+    expect((await send('/ui/drift', { cookie })).status).toBe(303)
+  })
+
+  it('ends the session when its token is revoked', async () => {
+    const token = await mint(h, 'operator')
+    const cookie = await signIn(token.token)
+    expect((await send('/ui/drift', { cookie })).status).toBe(200)
+    expect((await h.call('DELETE', `/v1/tokens/${token.id}`)).status).toBeLessThan(300)
+    expect((await send('/ui/drift', { cookie })).status).toBe(303)
+  })
+
+  it('ends the session when its token is given another role', async () => {
+    const token = await mint(h, 'operator')
+    const cookie = await signIn(token.token)
+    await h.t.db.orm.execute(sql`UPDATE api_tokens SET role = 'worker' WHERE id = ${token.id}`)
+    expect((await send('/ui/drift', { cookie })).status).toBe(303)
+  })
+
+  it('ends the session at its expiry', async () => {
+    const cookie = await signIn()
+    await h.t.db.orm.execute(sql`UPDATE ui_sessions SET expires_at = now() - interval '1 second'`)
+    expect((await send('/ui/drift', { cookie })).status).toBe(303)
+  })
+
+  it('answers a POST without a session with 401, not a redirect', async () => {
+    expect((await send('/ui/drift', { form: {} })).status).toBe(401)
+  })
+})
+
+describe('every page', () => {
+  it('loads nothing but its own style sheet, runs no script, and is never cached', async () => {
+    const cookie = await signIn()
+    for (const path of ['/ui/sign-in', '/ui/drift']) {
+      const res = await send(path, { cookie })
+      const csp = res.headers.get('content-security-policy') as string
+      expect(csp).toContain("default-src 'none'")
+      expect(csp).toContain("style-src 'self'")
+      expect(csp).not.toContain('script-src')
+      expect(csp).toContain("frame-ancestors 'none'")
+      expect(res.headers.get('cache-control')).toBe('no-store')
+      expect(res.text).toMatch(/^<!doctype html><html lang="en">/)
+      expect(res.text).not.toMatch(/<script|style="|https?:\/\/(?!localhost)/)
+    }
+    const css = await send('/ui/style.css')
+    expect(css.headers.get('content-type')).toContain('text/css')
+    expect(css.text).toContain('prefers-color-scheme: dark')
+  })
+
+  it('bounds a posted form', async () => {
+    const res = await send('/ui/sign-in', { form: { token: 'x'.repeat(10_000) } })
+    expect(res.status).toBe(413)
+  })
+})
+
+describe('the dispatch page', () => {
+  it('shows each requirement with what the worker saw, unmet first, and the completion', async () => {
+    const def = definition('ui-dispatch')
+    const id = await queueDispatch(h, def)
+    const c = await claim(h)
+    const report = reportFor(def)
+    const node = report.results.find((r) => r.requirement === 'node')
+    if (!node) throw new Error('no node requirement')
+    Object.assign(node, {
+      status: 'unmet',
+      reason: 'not-found',
+      observed: { name: 'node', searched: ['/usr/local/bin', '/opt/tools/bin'], rejected: [] },
+    })
+    report.outcome = 'unmet'
+    await h.call('PUT', `/v1/dispatches/${id}/preflight`, { role: 'worker', body: { ...fenceOf(c), report } })
+    const res = await send(`/ui/dispatches/${id}`, { cookie: await signIn() })
+    expect(res.status).toBe(200)
+    expect(res.text).toContain('preflight_failed')
+    const rows = res.text.slice(res.text.indexOf('<tbody>'))
+    expect(rows.indexOf('<code>node</code>')).toBeLessThan(rows.indexOf('<code>git</code>'))
+    expect(res.text).toContain('<code>/opt/tools/bin</code>')
+    expect(res.text).toContain('not-found')
+  })
+
+  it('shows why setup failed with its output tail', async () => {
+    const id = await queueDispatch(h, definition('ui-setup'))
+    const c = await claim(h)
+    const detail = 'sh preflight-setup.sh exited 3 (exit); last output:\nnpm ERR! <missing> & gone'
+    const done = await h.call('POST', `/v1/dispatches/${id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), status: 'setup_failed', reason: 'setup-exit', detail },
+    })
+    expect(done.status).toBe(200)
+    const res = await send(`/ui/dispatches/${id}`, { cookie: await signIn() })
+    expect(res.text).toContain('setup_failed')
+    // escaped, never markup
+    expect(res.text).toContain('npm ERR! &lt;missing&gt; &amp; gone')
+  })
+
+  it.each(['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '%27%3B--'])(
+    'answers an unknown dispatch (%s) with a 404 page',
+    async (id) => {
+      const res = await send(`/ui/dispatches/${id}`, { cookie: await signIn() })
+      expect(res.status).toBe(404)
+      expect(res.text).toContain('No dispatch')
+    },
+  )
+})
+
+describe('the drift page', () => {
+  it('shows a requirement that held and then failed as drifting, first', async () => {
+    const def = definition('ui-drift')
+    for (const status of ['met', 'unmet'] as const) {
+      const id = await queueDispatch(h, def)
+      const c = await claim(h)
+      const body = { ...fenceOf(c), report: reportFor(def, status) }
+      expect((await h.call('PUT', `/v1/dispatches/${id}/preflight`, { role: 'worker', body })).status).toBe(
+        200,
+      )
+    }
+    const res = await send('/ui/drift', { cookie: await signIn() })
+    expect(res.status).toBe(200)
+    expect(res.text).toMatch(/<tr class="drifting"><td><a href="\/ui\/failures\?subagent=ui-drift">/)
+    expect(res.text).toContain('drifting since')
+  })
+
+  it('says what is wrong with a bad window instead of failing', async () => {
+    const res = await send('/ui/drift?since=yesterday', { cookie: await signIn() })
+    expect(res.status).toBe(400)
+    expect(res.text).toContain('role="alert"')
+    expect(res.text).toContain('since')
+  })
+})
+
+const mint = (app: TestApp, role: Role) => createToken(app.t.db.orm, role)
