@@ -68,7 +68,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const page = await context.newPage()
     await page.goto(`${base}/ui/drift`)
     expect(page.url()).toContain('/ui/sign-in?next=')
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token')
+    await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('name')")).toBe('token')
     await page.keyboard.type(tokens.operator)
     await page.keyboard.press('Enter')
     await page.waitForURL(`${base}/ui/drift`)
@@ -121,7 +121,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const requests: string[] = []
     page.on('request', (r) => requests.push(r.url()))
     await page.goto(`${base}/ui/drift`)
-    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
+    const background = await page.evaluate('getComputedStyle(document.body).backgroundColor')
     expect(background).toBe('rgb(13, 17, 23)')
     expect(requests.every((url) => url.startsWith(base))).toBe(true)
     await page.screenshot({ path: join(SHOTS, 'drift-dark.png'), fullPage: true })
