@@ -27,18 +27,21 @@ const FORM_LIMIT_BYTES = 4096
 
 export function uiRoutes(deps: Pick<Deps, 'db'>) {
   const ui = new Hono<AppEnv>()
-  ui.use('*', async (c, next) => {
-    await next()
-    c.header('content-security-policy', CSP)
-    // pages show what operators see: never kept by a browser or a proxy
-    if (c.req.path !== '/ui/style.css') c.header('cache-control', 'no-store')
-  })
-  // a form posted from another site is refused (its Origin is not the coordinator's)
-  ui.use('*', csrf())
-  ui.use(
-    '*',
-    limitBody(FORM_LIMIT_BYTES, (c) => c.text('the form is too large', 413)),
-  )
+  // mounted at the app's root: every middleware names /ui, or it would apply to the API as well
+  for (const path of ['/ui', '/ui/*']) {
+    ui.use(path, async (c, next) => {
+      await next()
+      c.header('content-security-policy', CSP)
+      // pages show what operators see: never kept by a browser or a proxy
+      if (c.req.path !== '/ui/style.css') c.header('cache-control', 'no-store')
+    })
+    // a form posted from another site is refused (its Origin is not the coordinator's)
+    ui.use(path, csrf())
+    ui.use(
+      path,
+      limitBody(FORM_LIMIT_BYTES, (c) => c.text('the form is too large', 413)),
+    )
+  }
 
   ui.get('/ui', (c) => c.redirect('/ui/failures', 303))
   ui.get('/ui/style.css', (c) => {

@@ -166,6 +166,23 @@ describe('every page', () => {
     expect(css.text).toContain('prefers-color-scheme: dark')
   })
 
+  it('leaves the API alone: no page headers, no form bound, no origin check', async () => {
+    const res = await h.app.request(`${ORIGIN}/v1/subagents`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.admin}`,
+        'content-type': 'application/json',
+        origin: 'https://elsewhere.example',
+      },
+      body: JSON.stringify({
+        ...definition('ui-api-alone'),
+        description: 'x'.repeat(4000),
+      }),
+    })
+    expect(res.status, await res.text()).toBe(201)
+    expect(res.headers.get('content-security-policy')).toBeNull()
+  })
+
   it('bounds a posted form', async () => {
     const res = await send('/ui/sign-in', { form: { token: 'x'.repeat(10_000) } })
     expect(res.status).toBe(413)
