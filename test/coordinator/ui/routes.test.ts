@@ -181,6 +181,9 @@ describe('every page', () => {
     })
     expect(res.status, await res.text()).toBe(201)
     expect(res.headers.get('content-security-policy')).toBeNull()
+    const unknown = await h.app.request(`${ORIGIN}/v1/nothing`)
+    expect(unknown.status).toBe(404)
+    expect(unknown.headers.get('content-security-policy')).toBeNull()
   })
 
   it('bounds a posted form', async () => {
