@@ -28,7 +28,8 @@ export async function run(args: string[]): Promise<number> {
   const { values } = parseFlags(args, flags)
   const env = process.env
   // PREFLIGHT_PORT is what the image's HEALTHCHECK asks; PORT is the platforms' (Heroku, Cloud Run)
-  const port = intFlag(values.port ?? (env.PREFLIGHT_PORT || env.PORT || undefined), 'port', 0, 65_535) ?? 8080
+  const port =
+    intFlag(values.port ?? (env.PREFLIGHT_PORT || env.PORT || undefined), 'port', 0, 65_535) ?? 8080
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
   config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)
