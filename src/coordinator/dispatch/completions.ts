@@ -12,8 +12,12 @@ import { fencedWrite } from './fence.js'
 export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<CompleteResponse> {
   const completion = completionOf(req)
   const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
+  // A setup failure ends the dispatch for its reason; an agent's exit has its exit code instead.
+  const reasons = completion.reason === undefined ? [] : [completion.reason]
   const write = async () =>
-    (await writeCompletion(db, id, req, required, completion)) ? { id, status: completion.status } : undefined
+    (await writeCompletion(db, id, req, required, completion, reasons))
+      ? { id, status: completion.status }
+      : undefined
   const first = await write()
   if (first) return first
   return fencedWrite('this completion', async () => {
