@@ -4,7 +4,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
-import { type CoordinatorConfig, resolveDeps } from './config.js'
+import { type CoordinatorConfig, type Deps, resolveDeps } from './config.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
 import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
@@ -16,8 +16,9 @@ export interface ServerOptions {
   host?: string
   config?: Partial<CoordinatorConfig>
   log?: (line: string) => void
-  // tests pass their own, to see when a claim is parked
+  // tests pass their own, to see when a claim (or a long-poll of the endings) is parked
   waker?: Waker
+  endings?: Waker
 }
 
 export interface RunningServer {
@@ -31,14 +32,19 @@ const CLOSE_GRACE_MS = 10_000
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`))
-  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker() })
+  const deps = resolveDeps({
+    db: opts.db,
+    config: opts.config ?? {},
+    waker: opts.waker ?? new Waker(),
+    endings: opts.endings ?? new Waker(),
+  })
   const app = createApp(deps)
   // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
   const wake = () => deps.waker.wake()
   const unlistenDispatches = await opts.db.listen(NOTIFY_CHANNEL, wake, wake)
   const forget = () => deps.tokens.invalidate()
   const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
-  const sweeper = startSweeper(deps.db, deps.waker, deps.config.sweepIntervalMs, log)
+  const sweeper = startSweeper(deps, log)
   const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0')
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'
   let stopping: Promise<void> | undefined
@@ -49,6 +55,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       stopping ??= (async () => {
         clearInterval(sweeper)
         deps.waker.close()
+        deps.endings.close()
         await closeServer(server)
         await unlistenDispatches().catch(() => {})
         await unlistenTokens().catch(() => {})
@@ -58,7 +65,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: string) => void) {
+function startSweeper(deps: Deps, log: (line: string) => void) {
+  const { db } = deps
   let busy = false
   const timer = setInterval(async () => {
     if (busy) return
@@ -66,13 +74,14 @@ function startSweeper(db: Database, waker: Waker, everyMs: number, log: (line: s
     try {
       // Waiting claims of this process wake at once; those of other coordinators through NOTIFY.
       const lapsed = await sweepLeases(db.orm, { notify: db.kind === 'postgres' })
-      if (lapsed.some((d) => d.status === 'queued')) waker.wake()
+      if (lapsed.some((d) => d.status === 'queued')) deps.waker.wake()
+      if (lapsed.some((d) => d.status === 'expired')) deps.endings.wake()
     } catch (err) {
       log(`lease sweep failed: ${err instanceof Error ? err.message : String(err)}`)
     } finally {
       busy = false
     }
-  }, everyMs)
+  }, deps.config.sweepIntervalMs)
   timer.unref()
   return timer
 }

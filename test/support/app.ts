@@ -21,6 +21,8 @@ export interface TestApp {
   t: TestDatabase
   // the app's waker: `waker.waiting` tells when a long-polling claim is parked
   waker: Waker
+  // the same for long-polls of GET /v1/dispatches/endings
+  endings: Waker
   call(
     method: string,
     path: string,
@@ -46,11 +48,13 @@ export async function createTestApp(
     Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
   )
   const waker = new Waker()
-  const app = createApp({ db: t.db, config, waker })
+  const endings = new Waker()
+  const app = createApp({ db: t.db, config, waker, endings })
   return {
     app,
     t,
     waker,
+    endings,
     async call(method, path, { role = 'admin', body, raw } = {}) {
       const headers: Record<string, string> = {}
       if (role) headers.authorization = `Bearer ${tokens[role]}`
@@ -94,6 +98,9 @@ export function useTestApp(
     },
     get waker() {
       return get().waker
+    },
+    get endings() {
+      return get().endings
     },
     call: (method, path, opts) => get().call(method, path, opts),
     close: () => get().close(),

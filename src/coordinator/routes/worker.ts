@@ -98,6 +98,7 @@ export const workerRoutes = (deps: Deps) =>
       const { answer, stored } = await storeReport(deps.db.orm, id, body, hint)
       // Counted once per stored report: a replayed one was counted when it was stored.
       if (stored) deps.metrics.recordReport(stored.subagent, stored.judged)
+      if (answer.status === 'preflight_failed') deps.endings.wake()
       return c.json(answer, 200)
     })
     .openapi(events, async (c) => {
@@ -110,7 +111,9 @@ export const workerRoutes = (deps: Deps) =>
     })
     .openapi(complete, async (c) => {
       const body = scrubNul(c.req.valid('json'))
-      return c.json(await completeDispatch(deps.db.orm, c.req.valid('param').id, body), 200)
+      const done = await completeDispatch(deps.db.orm, c.req.valid('param').id, body)
+      deps.endings.wake()
+      return c.json(done, 200)
     })
 
 // Claims at once, else waits (polling, woken early by new dispatches) up to the capped waitMs.
