@@ -8,8 +8,7 @@ import {
   DispatchId,
   DispatchPage,
   DispatchView,
-  type EndingsPage,
-  EndingsPage as EndingsPageSchema,
+  EndingsPage,
   EndingsQuery,
 } from '../../contract/index.js'
 import type { Deps } from '../config.js'
@@ -50,10 +49,7 @@ const endings = authedRoute(['orchestrator', 'operator'], {
   summary: 'Dispatches as they end, oldest ending first from a cursor; waits up to waitMs for one',
   request: { query: EndingsQuery },
   responses: {
-    200: jsonResponse(
-      EndingsPageSchema,
-      'the endings after the cursor (maybe none) and the cursor to go on from',
-    ),
+    200: jsonResponse(EndingsPage, 'the endings after the cursor (maybe none) and the cursor to go on from'),
   },
 })
 
