@@ -8,9 +8,10 @@ import { RequirementKind } from './requirements.js'
 import { Timestamp } from './timestamp.js'
 
 // `status` may be repeated (`?status=failed&status=expired`): any of them.
+// Given once, the query holds a string; repeated, an array.
 const Statuses = z
-  .union([DispatchStatus, z.array(DispatchStatus).max(DISPATCH_STATUSES.length)])
-  .transform((s) => [...new Set(Array.isArray(s) ? s : [s])])
+  .preprocess((s) => (Array.isArray(s) ? s : [s]), z.array(DispatchStatus).max(DISPATCH_STATUSES.length))
+  .transform((s) => [...new Set(s)])
   .describe('one of the statuses; repeat the parameter for several')
 
 const Filters = {
