@@ -10,6 +10,8 @@ const commands: Record<string, () => Promise<Command>> = {
   migrate: () => import('./migrate.js'),
   token: () => import('./token.js'),
   reports: () => import('./reports.js'),
+  dispatches: () => import('./dispatches.js'),
+  explain: () => import('./explain.js'),
 }
 
 const USAGE = `usage: preflight <command> [options]
@@ -20,7 +22,9 @@ commands:
   worker       claim and run dispatches from a coordinator
   migrate      apply database migrations
   token        API tokens: token create --role R, token list, token revoke ID
-  reports      list preflight reports from a coordinator`
+  reports      list preflight reports from a coordinator
+  dispatches   dispatches list, show ID, cancel ID, watch: why dispatches ended, and as they end
+  explain      explain REASON: what a reason code means and what to look at`
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv

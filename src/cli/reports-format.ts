@@ -28,7 +28,7 @@ export function formatReport(item: ReportItem): string {
 
 const rank = (r: CheckResult) => (r.status === 'unmet' ? 0 : 1)
 
-function formatResult(r: CheckResult): string {
+export function formatResult(r: CheckResult): string {
   const why = r.reason ? ` — ${r.reason}` : ''
   const seen = formatObserved(r.observed)
   return `${r.status.padEnd(5)}  ${r.kind} ${r.requirement}${why}${seen ? `; ${seen}` : ''}`

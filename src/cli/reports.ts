@@ -1,12 +1,7 @@
 // `preflight reports` — lists preflight reports from a coordinator over GET /v1/reports, following
 // nextCursor through every page (or until --limit reports), as text blocks or a JSON array.
-import {
-  type ErrorBody,
-  MAX_PAGE,
-  type ReportItem,
-  type ReportPage,
-  ReportsQuery,
-} from '../contract/index.js'
+import { MAX_PAGE, type ReportItem, type ReportPage, ReportsQuery } from '../contract/index.js'
+import { type Api, call } from './api.js'
 import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
 import { UsageError } from './errors.js'
 import { formatReports } from './reports-format.js'
@@ -27,9 +22,7 @@ const flags = {
 
 const FILTERS = ['outcome', 'subagent', 'worker', 'kind', 'reason', 'since', 'until'] as const
 
-interface Request {
-  base: URL
-  token: string
+interface Request extends Api {
   filters: Record<string, string>
   limit: number | undefined
   format: 'text' | 'json'
@@ -82,25 +75,8 @@ async function fetchAll(req: Request): Promise<ReportItem[]> {
   return items
 }
 
-async function fetchPage(req: Request, limit: number, cursor: string | null): Promise<ReportPage> {
-  const url = new URL('v1/reports', req.base.href.endsWith('/') ? req.base : `${req.base.href}/`)
-  for (const [name, value] of Object.entries(req.filters)) url.searchParams.set(name, value)
-  url.searchParams.set('limit', String(limit))
-  if (cursor !== null) url.searchParams.set('cursor', cursor)
-  let res: Response
-  try {
-    res = await fetch(url, { headers: { authorization: `Bearer ${req.token}`, accept: 'application/json' } })
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause
-    throw new Error(
-      `cannot reach the coordinator at ${req.base.origin}: ${cause?.code ?? cause?.message ?? err}`,
-    )
-  }
-  const body = await res.json().catch(() => undefined)
-  if (res.ok) return body as ReportPage
-  const error = (body as ErrorBody | undefined)?.error
-  const said = error ? `${error.code}: ${error.message}` : `HTTP ${res.status}`
-  // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
-  if (res.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)
-  throw new Error(`the coordinator answered ${res.status} (${said})`)
+function fetchPage(req: Request, limit: number, cursor: string | null): Promise<ReportPage> {
+  const query = new URLSearchParams({ ...req.filters, limit: String(limit) })
+  if (cursor !== null) query.set('cursor', cursor)
+  return call<ReportPage>(req, 'GET', 'v1/reports', query)
 }

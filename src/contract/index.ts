@@ -1,7 +1,9 @@
 // The one source of shapes shared by the coordinator, the worker and the CLI.
 export * from './api.js'
 export * from './definition.js'
+export * from './dispatches.js'
 export * from './json.js'
+export * from './paging.js'
 export * from './reasons.js'
 export * from './repo-url.js'
 export * from './report.js'

@@ -36,6 +36,14 @@ export const SetupReason = {
 } as const
 export type SetupReason = (typeof SetupReason)[keyof typeof SetupReason]
 
+// Why an expired dispatch ran out of attempts, when a worker said: it posted a `fault` event (the
+// attempt could not go on: the baseline's git failed, the coordinator refused a write). The listing's
+// `reason` filter takes it beside the setup and result reasons.
+export const ExpiryReason = {
+  Fault: 'fault',
+} as const
+export type ExpiryReason = (typeof ExpiryReason)[keyof typeof ExpiryReason]
+
 // Why a candidate seen during a check did not count.
 export const Rejection = {
   SymlinkEscapesWorkspace: 'symlink-escapes-workspace',

@@ -1,19 +1,13 @@
 // Wire shapes of the operators' queries: GET /v1/reports and GET /v1/reports/summary (SPEC §5).
 import { z } from 'zod'
+import {
+  PageCursor as Cursor,
+  PageLimit as Limit,
+  FilterName as Name,
+  CreatedWindow as Window,
+} from './paging.js'
 import { CheckResult, Code, Outcome } from './report.js'
 import { RequirementKind } from './requirements.js'
-import { Timestamp } from './timestamp.js'
-
-export const MAX_PAGE = 500
-
-const Name = z.string().min(1).max(256)
-const Limit = (fallback: number) => z.coerce.number().int().min(1).max(MAX_PAGE).default(fallback)
-const Cursor = z.string().min(1).max(2048).describe('nextCursor of the previous page, as received')
-
-const Window = {
-  since: Timestamp.optional().describe('createdAt at or after this instant (inclusive)'),
-  until: Timestamp.optional().describe('createdAt before this instant (exclusive)'),
-}
 
 export const ReportsQuery = z.strictObject({
   outcome: Outcome.optional(),

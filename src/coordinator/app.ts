@@ -8,7 +8,7 @@ import { limitBody } from './http/body-limit.js'
 import { deadline } from './http/deadline.js'
 import { ApiError, ErrorCode } from './http/errors.js'
 import { createRouter, renderError } from './http/http.js'
-import { dispatchRoutes } from './routes/dispatches.js'
+import { dispatchRoutes, ENDINGS_PATH } from './routes/dispatches.js'
 import { healthRoutes } from './routes/health.js'
 import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
@@ -20,7 +20,10 @@ import { uiRoutes } from './ui/routes.js'
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
   const app = createRouter()
-  const { requestTimeoutMs, claimWaitCapMs } = deps.config
+  const { requestTimeoutMs, claimWaitCapMs, endingsWaitCapMs } = deps.config
+  // A long-poll may wait its capped waitMs before its deadline starts to matter.
+  const waitCap = (path: string) =>
+    path === CLAIM_PATH ? claimWaitCapMs : path === ENDINGS_PATH ? endingsWaitCapMs : 0
   app.use(
     '*',
     deps.metrics.middleware,
@@ -29,8 +32,7 @@ export function createApp(input: AppDeps) {
     requestId(),
     accessLog(deps.log),
     secureHeaders(),
-    // A long-polling claim may wait its capped waitMs before its deadline starts to matter.
-    deadline((c) => requestTimeoutMs + (c.req.path === CLAIM_PATH ? claimWaitCapMs : 0)),
+    deadline((c) => requestTimeoutMs + waitCap(c.req.path)),
   )
   app.use(
     '/v1/*',

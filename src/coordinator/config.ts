@@ -1,5 +1,5 @@
-// What the app is built from: the database, the coordinator's configuration, the claim waker, the
-// claim hints, the metrics, the resolved tokens and the log.
+// What the app is built from: the database, the coordinator's configuration, the claim and endings
+// wakers, the claim hints, the metrics, the resolved tokens and the log.
 import { type Log, silentLog } from '../log/log.js'
 import { DEFAULT_DELIVERY, type DeliveryConfig } from './alerts/deliver.js'
 import type { Database } from './db/client.js'
@@ -18,6 +18,13 @@ export interface CoordinatorConfig {
   claimWaitCapMs: number
   // How often a waiting claim looks again without a wake-up.
   claimPollMs: number
+  // Upper bound for the `waitMs` of GET /v1/dispatches/endings (long-poll); it looks again this often
+  // without a wake-up (endings on other coordinators wake nobody here).
+  endingsWaitCapMs: number
+  endingsPollMs: number
+  // An ending is answered once it is this old: it is stamped when its statement starts and seen when
+  // it commits, so a younger one may still be followed by an older stamp (see db/dispatch-list.ts).
+  endingsSettleMs: number
   // How often the server sweeps lapsed leases.
   sweepIntervalMs: number
   bodyLimitBytes: number
@@ -45,6 +52,9 @@ const defaultConfig: CoordinatorConfig = {
   maxAttempts: 3,
   claimWaitCapMs: 30_000,
   claimPollMs: 1_000,
+  endingsWaitCapMs: 30_000,
+  endingsPollMs: 1_000,
+  endingsSettleMs: 1_000,
   sweepIntervalMs: 5_000,
   bodyLimitBytes: 1024 * 1024,
   tokenCacheMs: 10_000,
@@ -61,6 +71,7 @@ export interface AppDeps {
   db: Database
   config?: Partial<CoordinatorConfig>
   waker?: Waker
+  endings?: Waker
   hints?: ClaimHints
   metrics?: Metrics
   tokens?: TokenCache
@@ -71,6 +82,8 @@ export interface Deps {
   db: Database
   config: CoordinatorConfig
   waker: Waker
+  // Woken when a dispatch of this coordinator ends: long-polls of GET /v1/dispatches/endings look again.
+  endings: Waker
   hints: ClaimHints
   metrics: Metrics
   tokens: TokenCache
@@ -83,6 +96,7 @@ export function resolveDeps(deps: AppDeps): Deps {
     db: deps.db,
     config,
     waker: deps.waker ?? new Waker(),
+    endings: deps.endings ?? new Waker(),
     hints: deps.hints ?? new ClaimHints(),
     metrics:
       deps.metrics ??

@@ -19,8 +19,9 @@ export interface ServerOptions {
   host?: string
   config?: Partial<CoordinatorConfig>
   log?: Log
-  // tests pass their own, to see when a claim is parked
+  // tests pass their own, to see when a claim (or a long-poll of the endings) is parked
   waker?: Waker
+  endings?: Waker
 }
 
 export interface RunningServer {
@@ -34,7 +35,13 @@ const CLOSE_GRACE_MS = 10_000
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? silentLog
-  const deps = resolveDeps({ db: opts.db, config: opts.config ?? {}, waker: opts.waker ?? new Waker(), log })
+  const deps = resolveDeps({
+    db: opts.db,
+    config: opts.config ?? {},
+    waker: opts.waker ?? new Waker(),
+    endings: opts.endings ?? new Waker(),
+    log,
+  })
   const app = createApp(deps)
   // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
   const wake = () => deps.waker.wake()
@@ -55,6 +62,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       stopping ??= (async () => {
         clearInterval(sweeper)
         deps.waker.close()
+        deps.endings.close()
         await closeServer(server)
         await unlistenDispatches().catch(() => {})
         await unlistenTokens().catch(() => {})
@@ -66,7 +74,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-function startSweeper({ db, waker, metrics, config, log }: Deps) {
+function startSweeper({ db, waker, endings, metrics, config, log }: Deps) {
   let busy = false
   const timer = setInterval(async () => {
     if (busy) return
@@ -78,6 +86,7 @@ function startSweeper({ db, waker, metrics, config, log }: Deps) {
       metrics.recordLapsed(lapsed.length - expired, expired)
       for (let i = 0; i < expired; i++) metrics.recordEnded('expired', 'lease-expired')
       if (lapsed.length > expired) waker.wake()
+      if (expired > 0) endings.wake()
     } catch (err) {
       log.warn('lease sweep failed', { err })
     } finally {

@@ -3,25 +3,8 @@
 // scrapers and without them. Issue #9: /metrics counted every dispatch on each scrape, and 40 scrapers
 // pushed /readyz to 4.6-7.4 s. Target: /readyz and /v1/reports p99 ≤ 50 ms.
 import { Agent, request } from 'node:http'
-import type { Sql } from 'postgres'
+import { DISPATCHES } from './coordinator-dispatches.js'
 import { formatMs, percentile } from './coordinator-stats.js'
-
-export const DISPATCHES = 1_000_000
-
-// Tops the history up to DISPATCHES dispatches, all ended (no worker claims them), spread over statuses.
-export async function generateDispatches(sql: Sql): Promise<number> {
-  const [have] = await sql`select count(*)::int as n from dispatches`
-  const from = (have?.n ?? 0) + 1
-  await sql.unsafe(`
-    insert into dispatches (id, subagent_name, subagent_version, workspace, status, attempt, created_at, updated_at)
-    select md5('x' || i)::uuid, 'subagent-' || (i % 200), 1, '{"repo":"bench"}',
-      (array['succeeded','succeeded','succeeded','failed','preflight_failed','setup_failed','expired','cancelled'])[i % 8 + 1],
-      1, timestamptz '2026-01-01' + i * interval '2 seconds', timestamptz '2026-01-01' + i * interval '2 seconds'
-    from generate_series(${from}, ${DISPATCHES}) i`)
-  await sql.unsafe('vacuum analyze dispatches')
-  const [now] = await sql`select count(*)::int as n from dispatches`
-  return now?.n ?? 0
-}
 
 interface ScrapeOptions {
   url: string

@@ -1,8 +1,9 @@
 // `npm run bench:coordinator`: the coordinator on a fresh PostgreSQL database over real HTTP.
 // The coordinator is the built CLI (`npm run build` first) in its own process.
 // 1. full dispatch cycles with 4 concurrent workers; 2. the operators' queries on 1,000,000
-// generated requirement results, with their plans; 3. /readyz and GET /v1/reports while 40 scrapers
-// hit /metrics on 1,000,000 dispatches. Prints figures, asserts nothing; the database
+// generated requirement results, with their plans; 3. GET /v1/dispatches on 1,000,000 dispatches, with
+// its plans; 4. /readyz and GET /v1/reports while 40 scrapers hit /metrics on those dispatches.
+// Prints figures, asserts nothing; the database
 // is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
 // the other switches (cycles only, CPU windows, profiling) are in docs/benchmarks.md.
 import { randomBytes } from 'node:crypto'
@@ -11,14 +12,16 @@ import type { Role } from '../../src/contract/index.js'
 import { connectPostgres } from '../../src/coordinator/db/client.js'
 import { runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
+import { generateDispatches, runListBench } from './coordinator-dispatches.js'
 import { runQueryBench } from './coordinator-queries.js'
-import { generateDispatches, runScrapeBench } from './coordinator-scrapers.js'
+import { runScrapeBench } from './coordinator-scrapers.js'
 import { spawnCoordinator } from './coordinator-server.js'
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const CYCLE_SECONDS = Number(process.env.BENCH_CYCLE_SECONDS ?? 20)
 const CYCLE_ROUNDS = Number(process.env.BENCH_CYCLE_ROUNDS ?? 5)
 const QUERY_ROUNDS = Number(process.env.BENCH_QUERY_ROUNDS ?? 200)
+const LIST_ROUNDS = Number(process.env.BENCH_LIST_ROUNDS ?? 200)
 const SCRAPERS = Number(process.env.BENCH_SCRAPERS ?? 40)
 const SCRAPE_SECONDS = Number(process.env.BENCH_SCRAPE_SECONDS ?? 10)
 
@@ -57,21 +60,26 @@ async function main() {
         rounds: CYCLE_ROUNDS,
         workers: 4,
       })
-    // BENCH_QUERY_ROUNDS=0: the cycles only, without generating the 1,000,000 rows.
-    if (QUERY_ROUNDS <= 0) return
-    const started = performance.now()
-    await generateHistory(sql)
-    const [count] = await sql`select count(*)::int as n from requirement_results`
-    console.log(
-      `\n# generated ${REPORTS} reports × ${REQUIREMENTS} = ${count?.n} requirement_results rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-    )
-    await runQueryBench({ url: server.url, token: tokens.operator, sql, orm: db.orm, rounds: QUERY_ROUNDS })
-    if (SCRAPERS <= 0) return
+    // BENCH_QUERY_ROUNDS=0: without the 1,000,000 results and their queries.
+    if (QUERY_ROUNDS > 0) {
+      const started = performance.now()
+      await generateHistory(sql)
+      const [count] = await sql`select count(*)::int as n from requirement_results`
+      console.log(
+        `\n# generated ${REPORTS} reports × ${REQUIREMENTS} = ${count?.n} requirement_results rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      )
+      await runQueryBench({ url: server.url, token: tokens.operator, sql, orm: db.orm, rounds: QUERY_ROUNDS })
+    }
+    // BENCH_LIST_ROUNDS=0 and BENCH_SCRAPERS=0: without the 1,000,000 dispatches.
+    if (LIST_ROUNDS <= 0 && SCRAPERS <= 0) return
     const topUp = performance.now()
     const dispatches = await generateDispatches(sql)
     console.log(
       `\n# generated dispatches up to ${dispatches} in ${((performance.now() - topUp) / 1000).toFixed(1)} s`,
     )
+    if (LIST_ROUNDS > 0)
+      await runListBench({ url: server.url, token: tokens.operator, sql, rounds: LIST_ROUNDS })
+    if (SCRAPERS <= 0) return
     await runScrapeBench({
       url: server.url,
       operatorToken: tokens.operator,

@@ -133,6 +133,55 @@ describe('the coordinator server', () => {
     await s.stop()
   })
 
+  it('wakes a watch when its sweep expires a dispatch, and ends waiting watches on stop', async () => {
+    const endings = new Waker()
+    const s = await startServer({
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      // only a wake-up answers a watch early: the poll is a minute away
+      config: {
+        leaseMs: 200,
+        sweepIntervalMs: 50,
+        maxAttempts: 1,
+        endingsPollMs: 60_000,
+        endingsSettleMs: 0,
+      },
+      endings,
+    })
+    const watch = async (query: string) => {
+      const res = await fetch(`${s.url}/v1/dispatches/endings${query}`, {
+        headers: { authorization: `Bearer ${tokens.admin}` },
+      })
+      return (await res.json()) as { items: { id: string; status: string }[]; nextCursor: string }
+    }
+    try {
+      await post(s.url, '/v1/subagents', tokens.admin, definition('expiring'))
+      const from = (await watch('')).nextCursor
+      const { id } = (await (
+        await post(s.url, '/v1/dispatches', tokens.admin, { subagent: 'expiring', workspace })
+      ).json()) as { id: string }
+      await waitFor(
+        async () => (await post(s.url, '/v1/worker/claim', tokens.worker, { workerId: 'w' })).status !== 200,
+        { what: 'the queue to be drained' },
+      )
+      const started = performance.now()
+      const answer = await watch(`?cursor=${from}&waitMs=20000`)
+      expect(answer.items.filter((i) => i.id === id)).toEqual([
+        expect.objectContaining({ status: 'expired' }),
+      ])
+      expect(performance.now() - started).toBeLessThan(15_000)
+      const waiting = watch(`?cursor=${answer.nextCursor}&waitMs=20000&subagent=nobody`)
+      await waitFor(() => endings.waiting === 1, { what: 'the watch to be parked' })
+      const stopping = performance.now()
+      await s.stop()
+      expect((await waiting).items).toEqual([])
+      expect(performance.now() - stopping).toBeLessThan(10_000)
+    } finally {
+      await s.stop()
+    }
+  })
+
   it('sweeps a lapsed lease back to the queue on its own', async () => {
     const s = await startServer({
       db: t.db,

@@ -22,6 +22,8 @@ export interface TestApp {
   t: TestDatabase
   // the app's waker: `waker.waiting` tells when a long-polling claim is parked
   waker: Waker
+  // the same for long-polls of GET /v1/dispatches/endings
+  endings: Waker
   call(
     method: string,
     path: string,
@@ -47,11 +49,13 @@ export async function createTestApp(
     Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
   )
   const waker = new Waker()
-  const app = createApp({ db: t.db, config, waker, ...(opts.log ? { log: opts.log } : {}) })
+  const endings = new Waker()
+  const app = createApp({ db: t.db, config, waker, endings, ...(opts.log ? { log: opts.log } : {}) })
   return {
     app,
     t,
     waker,
+    endings,
     async call(method, path, { role = 'admin', body, raw } = {}) {
       const headers: Record<string, string> = {}
       if (role) headers.authorization = `Bearer ${tokens[role]}`
@@ -95,6 +99,9 @@ export function useTestApp(
     },
     get waker() {
       return get().waker
+    },
+    get endings() {
+      return get().endings
     },
     call: (method, path, opts) => get().call(method, path, opts),
     close: () => get().close(),

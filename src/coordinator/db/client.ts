@@ -106,7 +106,7 @@ export interface QueryOptions {
   // A named prepared statement on postgres.js (parsed and planned once per connection, one round
   // trip): for the dispatch cycle's fixed statements. drizzle's execute() never prepares, and an
   // unprepared statement with parameters costs two round trips and a parse + plan each time.
-  // Not for the operators' queries: a cached generic plan cannot pick per value (see docs/reports.md).
+  // Not for the report queries: a cached generic plan cannot pick per value (see docs/reports.md).
   prepare?: boolean
 }
 

@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm'
 import type { Completion, DispatchStatus, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
-import { iso, jsonb } from './sql.js'
+import { insertReasons, iso, jsonb } from './sql.js'
 
 export interface CompletionRead {
   status: DispatchStatus
@@ -22,27 +22,28 @@ export async function readForCompletion(db: Orm, id: string) {
   )
 }
 
-// Writes status, completion and event in one statement whose WHERE checks the fence, the state the
-// completion needs (`required`) and that none is stored yet; false when it matched nothing.
+// Writes status, completion, event and the reasons it ended for in one statement whose WHERE checks the
+// fence, the state the completion needs (`required`) and that none is stored yet; false when it matched nothing.
 export async function writeCompletion(
   db: Orm,
   id: string,
   fence: Fence,
   required: DispatchStatus,
   completion: Omit<Completion, 'at'>,
+  reasons: readonly string[],
 ): Promise<boolean> {
   const done = await one<{ id: string }>(
     db,
     sql`WITH d AS (
-          UPDATE dispatches SET status = ${completion.status}, updated_at = now(),
+          UPDATE dispatches SET status = ${completion.status}, updated_at = now(), ended_at = now(),
                  completion = ${jsonb(completion)} || jsonb_build_object('at', ${iso('now()')})
           WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
             AND status = ${required} AND lease_expires_at > now() AND completion IS NULL
-          RETURNING id
+          RETURNING id, status, created_at, subagent_name, worker_id
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
           SELECT id, ${fence.attempt}, 'completed', ${jsonb({ status: completion.status })} FROM d
-        )
+        ), why AS (${insertReasons('d', reasons)})
         SELECT id FROM d`,
     PREPARED,
   )

@@ -3,6 +3,15 @@ export class InvalidCursorError extends Error {
   override name = 'InvalidCursorError'
 }
 
+// A cursor's instant: created_at to the microsecond (a millisecond Date would skip or repeat rows), and
+// a real one (February 30th matches the pattern; the database would refuse it less precisely).
+const MICRO_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/
+export function isMicroInstant(v: unknown): v is string {
+  if (typeof v !== 'string' || !MICRO_ISO.test(v)) return false
+  const ms = Date.parse(v)
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 23) === v.slice(0, 23)
+}
+
 export function encodeCursor(key: unknown): string {
   return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url')
 }

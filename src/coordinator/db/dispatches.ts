@@ -105,7 +105,7 @@ export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreat
     db,
     sql`WITH c AS (
           UPDATE dispatches SET status = 'cancelled', lease_owner = NULL, lease_token = NULL,
-                 lease_expires_at = NULL, updated_at = now()
+                 lease_expires_at = NULL, updated_at = now(), ended_at = now()
           WHERE id = ${id} AND status IN ('queued', 'claimed')
           RETURNING id, status, attempt
         ), ev AS (

@@ -1,12 +1,13 @@
 // Leases: claim (one statement, FOR UPDATE SKIP LOCKED), heartbeat, the sweep, and the write fence.
 import { randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import type {
-  ClaimResponse,
-  DispatchStatus,
-  Fence,
-  SubagentDefinition,
-  Workspace,
+import {
+  type ClaimResponse,
+  type DispatchStatus,
+  ExpiryReason,
+  type Fence,
+  type SubagentDefinition,
+  type Workspace,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
@@ -42,7 +43,7 @@ export async function claimNext(
         ), claimed AS (
           UPDATE dispatches d SET status = 'claimed', attempt = d.attempt + 1, lease_owner = ${worker.workerId},
                  lease_token = ${token}, lease_expires_at = now() + ${leaseInterval(leaseMs)}, updated_at = now(),
-                 attempt_events = 0
+                 attempt_events = 0, worker_id = ${worker.workerId}
           FROM next WHERE d.id = next.id
           RETURNING d.id, d.attempt, d.workspace, d.labels, d.subagent_name, d.subagent_version,
                     d.lease_token, d.lease_expires_at
@@ -78,7 +79,8 @@ export async function extendLease(db: Orm, id: string, fence: Fence, leaseMs: nu
   )
 }
 
-// Returns lapsed leases to the queue, or marks them expired after max_attempts claims.
+// Returns lapsed leases to the queue, or marks them expired after max_attempts claims; an expired one
+// a worker posted a `fault` for is recorded as ended for that reason.
 // `notify`: a requeued dispatch also wakes waiting claims of other coordinators (NOTIFY, sent at
 // commit; PostgreSQL folds the identical notifications of one transaction into one).
 export async function sweepLeases(
@@ -89,15 +91,22 @@ export async function sweepLeases(
     db,
     sql`WITH lapsed AS (
           UPDATE dispatches SET status = CASE WHEN attempt >= max_attempts THEN 'expired' ELSE 'queued' END,
-                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now()
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
+                 ended_at = CASE WHEN attempt >= max_attempts THEN now() END
           WHERE id IN (
             SELECT id FROM dispatches
             WHERE status IN ('claimed', 'running') AND lease_expires_at <= now()
             FOR UPDATE SKIP LOCKED)
-          RETURNING id, status, attempt
+          RETURNING id, status, attempt, created_at, subagent_name, worker_id
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step)
           SELECT id, attempt, CASE WHEN status = 'expired' THEN 'expired' ELSE 'lease-expired' END FROM lapsed
+        ), faulted AS (
+          INSERT INTO dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
+          SELECT id, ${ExpiryReason.Fault}, status, created_at, subagent_name, worker_id FROM lapsed
+          WHERE status = 'expired'
+            AND EXISTS (SELECT 1 FROM dispatch_events e WHERE e.dispatch_id = lapsed.id AND e.step = 'fault')
+          ON CONFLICT DO NOTHING
         )
         SELECT id, status${
           opts.notify ? sql`, CASE WHEN status = 'queued' THEN pg_notify(${NOTIFY_CHANNEL}, '') END` : sql``

@@ -12,7 +12,7 @@ import type {
   PreflightView,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
-import { iso, jsonb } from './sql.js'
+import { insertReasons, iso, jsonb } from './sql.js'
 
 export interface ReportRead {
   status: DispatchStatus
@@ -48,6 +48,8 @@ export interface Verdict {
   reason?: string | undefined
   // The judged rows; sent only with a reason (below).
   results: CheckResult[]
+  // Why the dispatch ends here (dispatch_reasons); none when the agent may start.
+  reasons: readonly string[]
 }
 
 // A complete report's judged results are the reported ones in the same order: the rows come from the
@@ -56,16 +58,17 @@ export interface Verdict {
 const judgedRows = (judged: Verdict) =>
   judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
 
-// Writes report, result rows, status and event in ONE statement whose WHERE re-checks the fence: atomic
+// Writes report, result rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
 // without an explicit transaction. Answers the subagent's name, or undefined when the fence did not hold.
 export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
   return one<{ subagent_name: string }>(
     db,
     sql`WITH d AS (
-          UPDATE dispatches SET status = ${judged.status}, updated_at = now()
+          UPDATE dispatches SET status = ${judged.status}, updated_at = now(),
+                 ended_at = CASE WHEN ${judged.status}::text = 'preflight_failed' THEN now() END
           WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
             AND status = 'claimed' AND lease_expires_at > now()
-          RETURNING id, subagent_name, subagent_version, lease_owner
+          RETURNING id, status, subagent_name, subagent_version, lease_owner, created_at, worker_id
         ), r AS (
           INSERT INTO preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
                                          outcome, decision, declared, reason, report)
@@ -84,7 +87,7 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
           SELECT d.id, ${req.attempt}, 'preflight',
                  ${jsonb({ outcome: judged.outcome, decision: judged.decision })} FROM d
-        )
+        ), why AS (${insertReasons('d', judged.reasons)})
         SELECT subagent_name FROM d`,
     PREPARED,
   )

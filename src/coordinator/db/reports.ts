@@ -2,7 +2,7 @@
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { CheckResult, Outcome, ReportPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
-import { decodeCursor, pageOf } from './cursor.js'
+import { decodeCursor, isMicroInstant, pageOf } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'
 import { instant } from './sql.js'
 
@@ -21,22 +21,8 @@ export interface ReportPageQuery extends ReportFilters {
   cursor?: string | undefined
 }
 
-// The cursor keeps created_at to the microsecond: a millisecond Date would skip or repeat rows.
-const MICRO_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/
-// Rejects what the pattern lets through but the calendar does not (February 30th), which the database
-// would refuse with a less precise error.
-const isRealInstant = (iso: string) => {
-  const ms = Date.parse(iso)
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 23) === iso.slice(0, 23)
-}
 const isKey = (v: unknown): v is [string, number] =>
-  Array.isArray(v) &&
-  v.length === 2 &&
-  typeof v[0] === 'string' &&
-  MICRO_ISO.test(v[0]) &&
-  isRealInstant(v[0]) &&
-  Number.isSafeInteger(v[1]) &&
-  (v[1] as number) > 0
+  Array.isArray(v) && v.length === 2 && isMicroInstant(v[0]) && Number.isSafeInteger(v[1]) && v[1] > 0
 
 // Drivers differ: postgres.js parses jsonb, others may hand over the text.
 const parseJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T

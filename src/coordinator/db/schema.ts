@@ -46,7 +46,22 @@ export const dispatches = pgTable('dispatches', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
   attemptEvents: integer('attempt_events').notNull().default(0),
   eventBytes: bigint('event_bytes', { mode: 'number' }).notNull().default(0),
+  workerId: text('worker_id'),
+  endedAt: ts('ended_at'),
 })
+
+export const dispatchReasons = pgTable(
+  'dispatch_reasons',
+  {
+    dispatchId: uuid('dispatch_id').notNull(),
+    reason: text('reason').notNull(),
+    status: text('status', { enum: DISPATCH_STATUSES }).notNull(),
+    createdAt: ts('created_at').notNull(),
+    subagentName: text('subagent_name').notNull(),
+    workerId: text('worker_id'),
+  },
+  (t) => [primaryKey({ columns: [t.dispatchId, t.reason] })],
+)
 
 export const dispatchEvents = pgTable('dispatch_events', {
   id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),

@@ -1,9 +1,14 @@
 // SQL fragments shared by the query files.
 import { type SQL, sql } from 'drizzle-orm'
 
-// A timestamptz column as an ISO-8601 UTC string, the same from postgres.js and PGlite.
-export const iso = (column: string): SQL =>
-  sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)
+// A timestamptz column as an ISO-8601 UTC string, the same from postgres.js and PGlite: as SQL text, and
+// as a fragment.
+export const isoText = (column: string, fraction: 'MS' | 'US' = 'MS'): string =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.${fraction}"Z"')`
+export const iso = (column: string): SQL => sql.raw(isoText(column))
+
+// The same to the microsecond: the instant of a keyset cursor.
+export const isoMicro = (column: string): SQL => sql.raw(isoText(column, 'US'))
 
 // An ISO instant as timestamptz, to the microsecond: ::text first, because a timestamptz parameter
 // would pass through a JS Date (milliseconds) in the driver.
@@ -12,6 +17,17 @@ export const instant = (iso: string): SQL => sql`${iso}::text::timestamptz`
 // A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
 export const jsonb = (value: unknown): SQL =>
   value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
+
+// Records why a dispatch ended (dispatch_reasons, what the listing's reason filter walks): one row per
+// code, for the dispatch a CTE of the same statement returned (its id, final status, created_at,
+// subagent_name and worker_id). No codes, no rows.
+export const insertReasons = (cte: string, reasons: readonly string[]): SQL => {
+  const d = sql.raw(cte)
+  return sql`INSERT INTO dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
+      SELECT ${d}.id, r.reason, ${d}.status, ${d}.created_at, ${d}.subagent_name, ${d}.worker_id
+      FROM ${d}, jsonb_array_elements_text(${jsonb(reasons)}) AS r(reason)
+      ON CONFLICT DO NOTHING`
+}
 
 // The channel a new or requeued dispatch is announced on: coordinators' waiting claims LISTEN to it.
 export const NOTIFY_CHANNEL = 'preflight_dispatch'

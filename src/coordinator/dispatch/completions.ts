@@ -18,8 +18,10 @@ export interface Completed {
 export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<Completed> {
   const completion = completionOf(req)
   const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
+  // A setup failure ends the dispatch for its reason; an agent's exit has its exit code instead.
+  const reasons = completion.reason === undefined ? [] : [completion.reason]
   const write = async (): Promise<Completed | undefined> =>
-    (await writeCompletion(db, id, req, required, completion))
+    (await writeCompletion(db, id, req, required, completion, reasons))
       ? {
           answer: { id, status: completion.status },
           written: { status: completion.status, reason: completion.reason },

@@ -64,6 +64,14 @@ export function statusAfter(decision: Decision): DispatchStatus {
   return decision === 'proceed' ? 'running' : 'preflight_failed'
 }
 
+// Why an aborted report ends the dispatch, each code once: the reasons of its unmet and error results,
+// then the report's own (report-incomplete). None when the agent may start.
+export function endingReasons(judged: Judgement): string[] {
+  if (judged.decision === 'proceed') return []
+  const codes = judged.results.filter((r) => r.status !== 'met').map((r) => r.reason)
+  return [...new Set([...codes, judged.reason])].filter((code) => code !== undefined)
+}
+
 // A second report for an attempt that has one: the same report (a retry) gets the first answer, with the
 // status that answer set; a different one gets none (a conflict).
 export function replay(

@@ -6,7 +6,7 @@ import { type ReportRead, readForReport, writeReport } from '../db/preflight.js'
 import type { ClaimHint } from './claim-hints.js'
 import { DispatchCode, DispatchError, dispatchNotFound, leaseLost } from './errors.js'
 import { fencedWrite } from './fence.js'
-import { type Judgement, judgeReport, replay, statusAfter } from './judge.js'
+import { endingReasons, type Judgement, judgeReport, replay, statusAfter } from './judge.js'
 
 export interface StoredReport {
   answer: PreflightDecision
@@ -60,7 +60,7 @@ async function judgeAndWrite(
 ): Promise<StoredReport | undefined> {
   const judged = judgeReport(requires, req.report)
   const status = statusAfter(judged.decision)
-  const written = await writeReport(db, id, req, { ...judged, status })
+  const written = await writeReport(db, id, req, { ...judged, status, reasons: endingReasons(judged) })
   if (!written) return undefined
   return {
     answer: { decision: judged.decision, status },

@@ -49,7 +49,7 @@ const errorResponse = (description: string) => jsonResponse(ErrorEnvelope, descr
 
 // Error responses every authenticated route may answer, for the OpenAPI document.
 const authErrors = {
-  400: errorResponse('invalid request (code invalid-request, malformed-json)'),
+  400: errorResponse('invalid request (codes invalid-request, malformed-json, invalid-cursor)'),
   401: errorResponse('missing or unknown bearer token (code unauthorized)'),
   403: errorResponse('the token’s role may not call this route (code forbidden)'),
   413: errorResponse('body over the limit (code payload-too-large)'),

@@ -1,6 +1,18 @@
-// POST /v1/dispatches, GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
-import { CreateDispatchRequest, DispatchCreated, DispatchId, DispatchView } from '../../contract/index.js'
+// POST /v1/dispatches, GET /v1/dispatches (the listing), GET /v1/dispatches/endings (long-poll),
+// GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  CreateDispatchRequest,
+  DispatchCreated,
+  DispatchesQuery,
+  DispatchId,
+  DispatchPage,
+  DispatchView,
+  EndingsPage,
+  EndingsQuery,
+} from '../../contract/index.js'
 import type { Deps } from '../config.js'
+import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
@@ -16,6 +28,28 @@ const create = authedRoute(['orchestrator'], {
     201: jsonResponse(DispatchCreated, 'the dispatch was queued'),
     409: errorResponse('the idempotencyKey was used for a different request (code idempotency-conflict)'),
     422: errorResponse('no such subagent is registered (code unknown-subagent)'),
+  },
+})
+
+const list = authedRoute(['orchestrator', 'operator'], {
+  method: 'get',
+  path: '/v1/dispatches',
+  tags: ['dispatches'],
+  summary: 'Every dispatch, newest first, keyset-paginated, each saying why it ended',
+  request: { query: DispatchesQuery },
+  responses: { 200: jsonResponse(DispatchPage, 'one page of dispatches') },
+})
+
+export const ENDINGS_PATH = '/v1/dispatches/endings'
+
+const endings = authedRoute(['orchestrator', 'operator'], {
+  method: 'get',
+  path: ENDINGS_PATH,
+  tags: ['dispatches'],
+  summary: 'Dispatches as they end, oldest ending first from a cursor; waits up to waitMs for one',
+  request: { query: EndingsQuery },
+  responses: {
+    200: jsonResponse(EndingsPage, 'the endings after the cursor (maybe none) and the cursor to go on from'),
   },
 })
 
@@ -54,10 +88,43 @@ export const dispatchRoutes = (deps: Deps) =>
       deps.waker.wake()
       return c.json(dispatch, 201)
     })
+    .openapi(list, async (c) => c.json(await listDispatches(deps.db.orm, c.req.valid('query')), 200))
+    // before {id}: "endings" is no dispatch id
+    .openapi(endings, async (c) => {
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      return c.json(await endingsWithin(deps, c.req.valid('query'), gone), 200)
+    })
     .openapi(get, async (c) => {
       const { id } = c.req.valid('param')
       const view = await findDispatch(deps.db.orm, id)
       if (!view) throw notFound(`dispatch ${id}`)
       return c.json(view, 200)
     })
-    .openapi(cancel, async (c) => c.json(await cancelDispatch(deps.db.orm, c.req.valid('param').id), 200))
+    .openapi(cancel, async (c) => {
+      const cancelled = await cancelDispatch(deps.db.orm, c.req.valid('param').id)
+      deps.endings.wake()
+      return c.json(cancelled, 200)
+    })
+
+// Answers at once when there are endings after the cursor, else waits up to the capped waitMs: woken by
+// this coordinator's endings, looking again every endingsPollMs for those of other coordinators.
+async function endingsWithin(deps: Deps, query: EndingsQuery, signal: AbortSignal): Promise<EndingsPage> {
+  const { endingsWaitCapMs, endingsPollMs, endingsSettleMs: settleMs } = deps.config
+  const deadline = Date.now() + Math.min(query.waitMs, endingsWaitCapMs)
+  let cursor = query.cursor
+  for (;;) {
+    const page = await listEndings(deps.db.orm, { ...query, cursor, settleMs })
+    const left = deadline - Date.now()
+    if (page.items.length > 0 || left <= 0 || signal.aborted || deps.endings.isClosed) return page
+    // From here on, what ended after this page's horizon.
+    cursor = page.nextCursor
+    const waited = Date.now()
+    await deps.endings.wait(Math.min(left, endingsPollMs), signal)
+    // Woken by an ending: it is answered once settled.
+    const early = Date.now() - waited < Math.min(left, endingsPollMs)
+    if (early && !signal.aborted && !deps.endings.isClosed)
+      await sleep(Math.min(settleMs, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(
+        () => {},
+      )
+  }
+}

@@ -102,6 +102,7 @@ export const workerRoutes = (deps: Deps) =>
         if (stored.judged.decision === 'abort')
           deps.metrics.recordEnded('preflight_failed', stored.judged.reason ?? stored.judged.outcome)
       }
+      if (answer.status === 'preflight_failed') deps.endings.wake()
       return c.json(answer, 200)
     })
     .openapi(events, async (c) => {
@@ -116,6 +117,7 @@ export const workerRoutes = (deps: Deps) =>
       const body = scrubNul(c.req.valid('json'))
       const { answer, written } = await completeDispatch(deps.db.orm, c.req.valid('param').id, body)
       if (written) deps.metrics.recordEnded(written.status, written.reason)
+      deps.endings.wake()
       return c.json(answer, 200)
     })
 

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectPostgres, rows } from '../../../src/coordinator/db/client.js'
+import { type DispatchPageQuery, listDispatches } from '../../../src/coordinator/db/dispatch-list.js'
 import { migrate, readMigrations } from '../../../src/coordinator/db/migrate.js'
 import { listReports } from '../../../src/coordinator/db/reports.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
@@ -53,5 +55,57 @@ describe('migrate an existing database', () => {
     )
     const page = await listReports(t.db.orm, { reason: 'not-found', kind: 'exec', limit: 10 })
     expect(page.items.map((r) => r.dispatchId)).toEqual(seeded.reverse())
+  })
+})
+
+// 0005 fills in, for the dispatches already stored, the worker of their latest claim, when they ended and
+// why: the listing's filters find them as they find new ones.
+describe('migrate dispatches stored before the listing', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase({ migrate: false })
+  })
+  afterAll(() => t.drop())
+
+  it('backfills worker, end and reasons from the events, completions and reports', async () => {
+    const all = readMigrations()
+    const before = all.filter((m) => m.name < '0005')
+    await migrate(t.db, before)
+    const db = t.db.orm
+    const report = await seedReport(db, { at: '2026-03-01T00:00:00Z', results: [unmet('pnpm'), met()] })
+    const other = await seedReport(db, { at: '2026-03-02T00:00:00Z', results: [met()] })
+    const [setup, expired] = [randomUUID(), randomUUID()]
+    await db.execute(sql`UPDATE dispatches SET status = 'preflight_failed' WHERE id = ${report.dispatchId}`)
+    await db.execute(sql`INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, status, attempt,
+        completion, created_at)
+      VALUES (${setup}, 'frontend-fixer', 1, '{"repo":"x"}', 'setup_failed', 1,
+        '{"status":"setup_failed","reason":"clone-failed","detail":"fatal: repository not found"}', '2026-03-03'),
+        (${expired}, 'frontend-fixer', 1, '{"repo":"x"}', 'expired', 2, NULL, '2026-03-04')`)
+    await db.execute(sql`INSERT INTO dispatch_events (dispatch_id, attempt, step, detail) VALUES
+      (${setup}, 1, 'claimed', '{"workerId":"w-setup"}'),
+      (${expired}, 1, 'claimed', '{"workerId":"w-first"}'),
+      (${expired}, 1, 'fault', '{"message":"git write-tree failed"}'),
+      (${expired}, 2, 'claimed', '{"workerId":"w-second"}')`)
+
+    await migrate(t.db)
+    const ids = async (q: Partial<DispatchPageQuery>) =>
+      (await listDispatches(db, { limit: 10, ...q })).items.map((i) => i.id)
+    expect(await ids({ reason: 'clone-failed' })).toEqual([setup])
+    expect(await ids({ reason: 'not-found' })).toEqual([report.dispatchId])
+    expect(await ids({ reason: 'fault', worker: 'w-second' })).toEqual([expired])
+    expect(await ids({ worker: 'w-first' })).toEqual([])
+    const items = (await listDispatches(db, { limit: 10 })).items
+    const byId = new Map(items.map((i) => [i.id, i]))
+    expect(byId.get(setup)).toMatchObject({ workerId: 'w-setup', endedAt: expect.any(String) })
+    expect(byId.get(setup)?.setup).toEqual({
+      reason: 'clone-failed',
+      outputTail: 'fatal: repository not found',
+    })
+    expect(byId.get(expired)?.fault?.message).toBe('git write-tree failed')
+    expect(byId.get(report.dispatchId)?.preflight?.failed).toEqual([
+      { kind: 'exec', requirement: 'pnpm', status: 'unmet', reason: 'not-found' },
+    ])
+    // still running: no end
+    expect(byId.get(other.dispatchId)).toMatchObject({ status: 'running', endedAt: null })
   })
 })

@@ -2,7 +2,7 @@
 // this version, another one, or a broken one) could send for a definition, and the judgement it must get.
 import { describe, expect, it } from 'vitest'
 import type { CheckResult, ContextRequires, Outcome, PreflightReport } from '../../../src/contract/index.js'
-import { judgeReport, replay, statusAfter } from '../../../src/coordinator/dispatch/judge.js'
+import { endingReasons, judgeReport, replay, statusAfter } from '../../../src/coordinator/dispatch/judge.js'
 
 const REQUIRES: ContextRequires = { paths: ['package.json'], exec: ['node'], git: { worktree: true } }
 
@@ -204,6 +204,30 @@ describe('statusAfter', () => {
   it('runs the dispatch on proceed and fails it as preflight_failed on abort', () => {
     expect(statusAfter('proceed')).toBe('running')
     expect(statusAfter('abort')).toBe('preflight_failed')
+  })
+})
+
+describe('endingReasons', () => {
+  const judge = (results: CheckResult[], claimed: Outcome = 'met') =>
+    endingReasons(judgeReport(REQUIRES, { outcome: claimed, results }))
+
+  it('names each reason of the unmet and error results once', () => {
+    const gone = { ...worktree('unmet'), reason: 'not-a-worktree' }
+    expect(judge([pkg('unmet'), node('unmet'), gone])).toEqual(['not-found', 'not-a-worktree'])
+    expect(judge([pkg('error'), node('unmet'), worktree()])).toEqual(['timeout', 'not-found'])
+  })
+
+  it('adds the report’s own reason when results are missing or out of order', () => {
+    expect(judge([node(), pkg(), worktree()])).toEqual(['report-incomplete'])
+    expect(judge([pkg('error')])).toEqual(['timeout', 'report-incomplete'])
+  })
+
+  it('names none for a report that lets the agent start', () => {
+    expect(judge([pkg(), node(), worktree()])).toEqual([])
+  })
+
+  it('names none for results all met under a claimed error: it aborts without a reason code', () => {
+    expect(judge([pkg(), node(), worktree()], 'error')).toEqual([])
   })
 })
 

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+import { expired, preflightFailed, setupFailed } from './dispatch-states.js'
 
-// The whole happy path, on real PostgreSQL and on embedded PGlite.
+// The whole happy path, on real PostgreSQL and on embedded PGlite; then the listing of the ways a dispatch
+// ends (driver differences: jsonb, timestamps).
 describe.each([
   ['PostgreSQL', false],
   ['PGlite', true],
 ])('a dispatch from creation to success on %s', (_name, pglite) => {
-  const h = useTestApp({}, { pglite })
+  // maxAttempts 1: a lapsed lease expires the dispatch at once; settle 0: an ending is answered at once
+  const h = useTestApp({ maxAttempts: 1, endingsSettleMs: 0 }, { pglite })
 
   it('runs create → claim → report → events → complete and shows it all in GET', async () => {
     const def = definition()
@@ -86,5 +89,23 @@ describe.each([
       body: { workerId: 'w1', waitMs: 0 },
     })
     expect(r.status).toBe(204)
+  })
+
+  it('lists the ways dispatches end, newest first, and follows them as they end', async () => {
+    const from = (await h.call('GET', '/v1/dispatches/endings')).body.nextCursor
+    const setup = await setupFailed(h, { reason: 'setup-timeout', detail: 'killed after 600 s' })
+    const unmet = await preflightFailed(h, { workerId: 'w2' })
+    const faulted = await expired(h, { fault: 'lost the coordinator' })
+    const { status, body } = await h.call('GET', '/v1/dispatches?limit=1')
+    expect(status).toBe(200)
+    expect(body.items[0]).toMatchObject({ id: faulted.id, fault: { message: 'lost the coordinator' } })
+    const rest = (await h.call('GET', `/v1/dispatches?limit=2&cursor=${body.nextCursor}`)).body.items
+    expect(rest.map((i: { id: string }) => i.id)).toEqual([unmet.id, setup.id])
+    expect(rest[0].preflight.failed[0]).toMatchObject({ status: 'unmet', reason: 'not-found' })
+    expect(rest[1].setup).toEqual({ reason: 'setup-timeout', exitCode: 1, outputTail: 'killed after 600 s' })
+    const byReason = (await h.call('GET', '/v1/dispatches?reason=not-found&worker=w2')).body.items
+    expect(byReason.map((i: { id: string }) => i.id)).toEqual([unmet.id])
+    const ended = (await h.call('GET', `/v1/dispatches/endings?cursor=${from}`)).body.items
+    expect(ended.map((i: { id: string }) => i.id)).toEqual([setup.id, unmet.id, faulted.id])
   })
 })

@@ -21,6 +21,8 @@ export const routes: RouteCase[] = [
     roles: ['orchestrator'],
     body: { subagent: 'matrix', workspace, idempotencyKey: 'matrix' },
   },
+  { method: 'GET', path: '/v1/dispatches', roles: ['orchestrator', 'operator'] },
+  { method: 'GET', path: '/v1/dispatches/endings', roles: ['orchestrator', 'operator'] },
   { method: 'GET', path: `/v1/dispatches/${someId}`, roles: ['orchestrator', 'operator'] },
   { method: 'POST', path: `/v1/dispatches/${someId}/cancel`, roles: ['orchestrator'] },
   { method: 'POST', path: '/v1/worker/claim', roles: ['worker'], body: { workerId: 'w', waitMs: 0 } },

@@ -1,0 +1,199 @@
+// `preflight dispatches list|show ID|cancel ID|watch` — the dispatches of a coordinator: listed newest
+// first with why each ended (GET /v1/dispatches, following nextCursor), one in full, a cancel, and the
+// endings as they happen (long-polling GET /v1/dispatches/endings).
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  type DispatchCreated,
+  DispatchesQuery,
+  type DispatchItem,
+  type DispatchPage,
+  type DispatchView,
+  type EndingsPage,
+  EndingsQuery,
+  MAX_PAGE,
+} from '../contract/index.js'
+import { type Api, ApiRefusal, call } from './api.js'
+import { coordinatorUrl, intFlag, parseFlags, say, tokenFrom } from './args.js'
+import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
+import { UsageError } from './errors.js'
+
+const USAGE = 'usage: preflight dispatches list|show ID|cancel ID|watch [options]'
+
+const common = {
+  coordinator: { type: 'string' },
+  token: { type: 'string' },
+  format: { type: 'string' },
+} as const
+const filters = {
+  status: { type: 'string', multiple: true },
+  subagent: { type: 'string' },
+  worker: { type: 'string' },
+  reason: { type: 'string' },
+  since: { type: 'string' },
+} as const
+
+// What watch follows when no --status is given: the dispatches that failed.
+export const FAILURES = ['setup_failed', 'preflight_failed', 'failed', 'expired'] as const
+
+export async function run(args: string[]): Promise<number> {
+  const [action, ...rest] = args
+  if (action === 'list') return list(rest)
+  if (action === 'show') return show(rest)
+  if (action === 'cancel') return cancel(rest)
+  if (action === 'watch') return watch(rest)
+  if (action === '--help' || action === '-h') {
+    process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  throw new UsageError(action ? `unknown dispatches command "${action}"; ${USAGE}` : USAGE)
+}
+
+function formatOf(value: string | undefined): 'text' | 'json' {
+  const format = value ?? 'text'
+  if (format !== 'text' && format !== 'json')
+    throw new UsageError(`--format must be text or json, got "${format}"`)
+  return format
+}
+
+const apiOf = (values: { coordinator?: string | undefined; token?: string | undefined }): Api => ({
+  base: coordinatorUrl(values.coordinator),
+  token: tokenFrom(values.token, 'an operator or orchestrator'),
+})
+
+// The filters as the query takes them, checked with the coordinator's own schema so that a bad one
+// fails here with the flag's name.
+function queryOf(
+  values: Record<string, string | string[] | boolean | undefined>,
+  schema: typeof DispatchesQuery | typeof EndingsQuery,
+): URLSearchParams {
+  const given: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(values))
+    if ((name in filters || name === 'until') && value !== undefined && typeof value !== 'boolean')
+      given[name] = value
+  const parsed = schema.safeParse(given)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    const flag = String(issue?.path[0] ?? 'filter')
+    // a repeated flag's issue names which one
+    const value = given[flag]
+    const bad = Array.isArray(value) ? value[Number(issue?.path[1] ?? 0)] : value
+    throw new UsageError(`--${flag} "${bad ?? ''}" is not valid: ${issue?.message ?? 'invalid'}`)
+  }
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(given))
+    for (const one of Array.isArray(value) ? value : [value]) query.append(name, one)
+  return query
+}
+
+async function list(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {
+    ...common,
+    ...filters,
+    until: { type: 'string' },
+    limit: { type: 'string' },
+  })
+  const format = formatOf(values.format)
+  const query = queryOf(values, DispatchesQuery)
+  const api = apiOf(values)
+  const limit = intFlag(values.limit, 'limit', 1, 10_000_000)
+  const items: DispatchItem[] = []
+  let cursor: string | null = null
+  do {
+    const page: URLSearchParams = new URLSearchParams(query)
+    page.set('limit', String(limit === undefined ? MAX_PAGE : Math.min(MAX_PAGE, limit - items.length)))
+    if (cursor !== null) page.set('cursor', cursor)
+    const got: DispatchPage = await call<DispatchPage>(api, 'GET', 'v1/dispatches', page)
+    items.push(...got.items)
+    cursor = got.nextCursor
+  } while (cursor !== null && (limit === undefined || items.length < limit))
+  process.stdout.write(format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatItems(items))
+  return 0
+}
+
+function idOf(positionals: string[], action: string): string {
+  const [id, ...extra] = positionals
+  if (!id || extra.length > 0) throw new UsageError(`usage: preflight dispatches ${action} ID`)
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+    throw new UsageError(`"${id}" is not a dispatch id (a UUID)`)
+  return id
+}
+
+async function show(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, common, true)
+  const format = formatOf(values.format)
+  const id = idOf(positionals, 'show')
+  const view = await call<DispatchView>(apiOf(values), 'GET', `v1/dispatches/${id}`)
+  process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
+  return 0
+}
+
+// A cancel the coordinator refuses (past claimed, no such dispatch) is one line and exit 1.
+async function cancel(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, common, true)
+  const format = formatOf(values.format)
+  const id = idOf(positionals, 'cancel')
+  const api = { base: coordinatorUrl(values.coordinator), token: tokenFrom(values.token, 'an orchestrator') }
+  try {
+    const done = await call<DispatchCreated>(api, 'POST', `v1/dispatches/${id}/cancel`)
+    process.stdout.write(format === 'json' ? `${JSON.stringify(done)}\n` : `${done.id}  ${done.status}\n`)
+    return 0
+  } catch (err) {
+    if (!(err instanceof ApiRefusal) || (err.status !== 404 && err.status !== 409)) throw err
+    say(`dispatch ${id} was not cancelled: ${err.message.replace(/^the coordinator answered /, '')}`)
+    return 1
+  }
+}
+
+// Prints each dispatch as it ends (text: a block each; json: one object a line) until stopped, or after
+// --count of them. A coordinator that is away (unreachable, 503) is asked again every second.
+async function watch(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, { ...common, ...filters, count: { type: 'string' } })
+  const format = formatOf(values.format)
+  const query = queryOf({ ...values, status: values.status ?? [...FAILURES] }, EndingsQuery)
+  const api = apiOf(values)
+  const count = intFlag(values.count, 'count', 1, 10_000_000)
+  const stop = new AbortController()
+  const quit = () => stop.abort()
+  process.once('SIGINT', quit).once('SIGTERM', quit)
+  let printed = 0
+  let away = false
+  try {
+    while (!stop.signal.aborted && (count === undefined || printed < count)) {
+      try {
+        const page = await call<EndingsPage>(
+          api,
+          'GET',
+          'v1/dispatches/endings',
+          withWait(query),
+          stop.signal,
+        )
+        away = false
+        query.delete('since')
+        query.set('cursor', page.nextCursor)
+        for (const item of page.items.slice(0, count === undefined ? undefined : count - printed)) {
+          process.stdout.write(format === 'json' ? `${JSON.stringify(item)}\n` : formatItem(item, 'ended'))
+          printed++
+        }
+      } catch (err) {
+        if (stop.signal.aborted) break
+        if (!isTransient(err)) throw err
+        if (!away) say(`${err instanceof Error ? err.message : err}; asking again every second`)
+        away = true
+        await sleep(1_000, undefined, { signal: stop.signal }).catch(() => {})
+      }
+    }
+    return 0
+  } finally {
+    process.off('SIGINT', quit).off('SIGTERM', quit)
+  }
+}
+
+// The coordinator caps the wait (30 s by default) and its deadline starts after it.
+const withWait = (query: URLSearchParams) => {
+  const q = new URLSearchParams(query)
+  q.set('waitMs', '25000')
+  return q
+}
+
+const isTransient = (err: unknown) =>
+  !(err instanceof UsageError) && (!(err instanceof ApiRefusal) || err.status >= 500 || err.status === 429)

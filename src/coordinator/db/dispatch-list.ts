@@ -1,0 +1,183 @@
+// The dispatch listing: newest first, keyset on (created_at, id), by status, subagent, worker, reason
+// and a window; and the endings after a cursor, oldest ending first, keyset on (ended_at, id).
+import { type SQL, sql } from 'drizzle-orm'
+import {
+  DISPATCH_STATUSES,
+  type DispatchPage,
+  type DispatchStatus,
+  type EndingsPage,
+} from '../../contract/index.js'
+import { type Orm, PREPARED, rows } from './client.js'
+import { decodeCursor, encodeCursor, isMicroInstant, pageOf } from './cursor.js'
+import { type ItemRow, itemColumns, toItem } from './dispatch-items.js'
+import { instant } from './sql.js'
+
+export interface DispatchFilters {
+  status?: DispatchStatus[] | undefined
+  subagent?: string | undefined
+  worker?: string | undefined
+  reason?: string | undefined
+}
+
+export interface DispatchPageQuery extends DispatchFilters {
+  since?: string | undefined // ISO 8601, inclusive, on created_at
+  until?: string | undefined // ISO 8601, exclusive
+  limit: number
+  cursor?: string | undefined
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const isKey = (v: unknown): v is [string, string] =>
+  Array.isArray(v) && v.length === 2 && isMicroInstant(v[0]) && typeof v[1] === 'string' && UUID.test(v[1])
+
+// The subagent and worker filters, on dispatches (d) or on a reason's copy of them (r).
+const matching = (f: DispatchFilters, table: 'd' | 'r' = 'd'): SQL[] => [
+  ...(f.subagent === undefined ? [] : [sql`${sql.raw(table)}.subagent_name = ${f.subagent}`]),
+  ...(f.worker === undefined ? [] : [sql`${sql.raw(table)}.worker_id = ${f.worker}`]),
+]
+// A page's LIMIT as a literal, not a parameter: the statements are prepared, and a generic plan that
+// does not know the limit costs the merged walks as if they read every row — past jit_above_cost, where
+// compiling the plan took 1.5 s on a page that runs in 1 ms.
+function limitOf(n: number): SQL {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`a page of ${n} rows`)
+  return sql.raw(`LIMIT ${n}`)
+}
+
+const all = (conditions: SQL[]) => (conditions.length === 0 ? sql`true` : sql.join(conditions, sql` AND `))
+const statusIn = (statuses: readonly DispatchStatus[], table: 'd' | 'r' = 'd') =>
+  sql`${sql.raw(table)}.status IN (${sql.join(
+    statuses.map((s) => sql`${s}`),
+    sql`, `,
+  )})`
+
+// since, until and the cursor (strictly older than the previous page's last row) on a created_at column.
+function window(q: DispatchPageQuery, after: [string, string] | undefined, createdAt: string, id: string) {
+  const [at, key] = [sql.raw(createdAt), sql.raw(id)]
+  return [
+    ...(q.since === undefined ? [] : [sql`${at} >= ${instant(q.since)}`]),
+    ...(q.until === undefined ? [] : [sql`${at} < ${instant(q.until)}`]),
+    ...(after === undefined ? [] : [sql`(${at}, ${key}) < (${instant(after[0])}, ${after[1]}::uuid)`]),
+  ]
+}
+
+// The page's (created_at, id), one more than the limit. Without a reason: one walk per status (all nine
+// when none is asked for), each stopping at the page's size, merged — every status, subagent and worker
+// filter has an index that starts with it and then status (dispatches_*_recent). With a reason: the
+// reason's rows newest first (dispatch_reasons_*: the reason alone, or with the subagent or the worker),
+// with the status they copied.
+function pageKeys(q: DispatchPageQuery, after: [string, string] | undefined): SQL {
+  const n = q.limit + 1
+  if (q.reason !== undefined) {
+    const conditions = [
+      sql`r.reason = ${q.reason}`,
+      ...window(q, after, 'r.created_at', 'r.dispatch_id'),
+      ...(q.status === undefined ? [] : [statusIn(q.status, 'r')]),
+      ...matching(q, 'r'),
+    ]
+    return sql`SELECT r.created_at, r.dispatch_id AS id FROM dispatch_reasons r
+      WHERE ${all(conditions)} ORDER BY r.created_at DESC, r.dispatch_id DESC ${limitOf(n)}`
+  }
+  const conditions = [...window(q, after, 'd.created_at', 'd.id'), ...matching(q)]
+  const walks = (q.status ?? DISPATCH_STATUSES).map(
+    (
+      status,
+    ) => sql`(SELECT d.created_at, d.id FROM dispatches d WHERE d.status = ${status} AND ${all(conditions)}
+      ORDER BY d.created_at DESC, d.id DESC ${limitOf(n)})`,
+  )
+  return sql`SELECT created_at, id FROM (${sql.join(walks, sql` UNION ALL `)}) walks
+    ORDER BY created_at DESC, id DESC ${limitOf(n)}`
+}
+
+// The page's statement, unexecuted (the benchmark EXPLAINs it).
+export function dispatchesQuery(q: DispatchPageQuery): SQL {
+  const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, isKey)
+  return sql`SELECT ${itemColumns('p.created_at')} FROM (${pageKeys(q, after)}) p JOIN dispatches d ON d.id = p.id
+    ORDER BY p.created_at DESC, p.id DESC`
+}
+
+// Prepared (unlike the report queries): which index a page walks follows from which filters are given,
+// i.e. from the statement's text, never from their values, so a generic plan is as good as a custom
+// one, and planning nine merged walks cost more than running them (2-5 ms a page).
+export async function listDispatches(db: Orm, q: DispatchPageQuery): Promise<DispatchPage> {
+  const fetched = await rows<ItemRow>(db, dispatchesQuery(q), PREPARED)
+  const { items, nextCursor } = pageOf(fetched, q.limit, (last) => [last.key, last.id])
+  return { items: items.map(toItem), nextCursor }
+}
+
+export interface EndingsPageQuery extends DispatchFilters {
+  since?: string | undefined // without a cursor: ended at or after (inclusive); else from the horizon on
+  limit: number
+  cursor?: string | undefined
+  // Endings younger than this are not answered yet: see listEndings.
+  settleMs: number
+}
+
+// An endings cursor says so, so that a listing's cursor is not taken for one.
+const ENDED = 'ended'
+const FIRST_UUID = '00000000-0000-0000-0000-000000000000'
+const LAST_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff'
+const micro = (instant: SQL) => sql`to_char(${instant} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+const isEndingKey = (v: unknown): v is [string, string, typeof ENDED] =>
+  Array.isArray(v) && v.length === 3 && isKey(v.slice(0, 2)) && v[2] === ENDED
+
+export function endingsQuery(q: EndingsPageQuery): SQL {
+  const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, isEndingKey)
+  const horizon = sql`(now() - make_interval(secs => ${q.settleMs / 1000}::double precision))`
+  const from = after
+    ? sql`(d.ended_at, d.id) > (${instant(after[0])}, ${after[1]}::uuid)`
+    : q.since === undefined
+      ? sql`d.ended_at > ${horizon}`
+      : sql`d.ended_at >= ${instant(q.since)}`
+  const conditions = [
+    from,
+    sql`d.ended_at <= ${horizon}`,
+    ...(q.status === undefined ? [] : [statusIn(q.status)]),
+    ...matching(q),
+    ...(q.reason === undefined
+      ? []
+      : [
+          sql`EXISTS (SELECT 1 FROM dispatch_reasons r WHERE r.dispatch_id = d.id AND r.reason = ${q.reason})`,
+        ]),
+  ]
+  const keys = sql`SELECT d.ended_at, d.id FROM dispatches d WHERE ${all(conditions)}
+    ORDER BY d.ended_at, d.id ${limitOf(q.limit + 1)}`
+  // One row even when nothing ended: it carries the horizon (the same now() as the walk's) and since.
+  const since = q.since === undefined ? sql`NULL` : micro(instant(q.since))
+  return sql`SELECT ${micro(horizon)} AS horizon, ${since} AS since, x.*
+    FROM (SELECT 1) one LEFT JOIN (
+      SELECT ${itemColumns('p.ended_at')}, p.ended_at AS sort_at FROM (${keys}) p JOIN dispatches d ON d.id = p.id
+    ) x ON true
+    ORDER BY x.sort_at, x.id`
+}
+
+// Dispatches that ended after the cursor, oldest ending first. An ending is answered once it is settleMs
+// old (the horizon): a write stamps ended_at with its start and becomes visible at its commit, so a later
+// stamp can be seen first; the walk stops at the horizon and the next cursor starts from it, so an
+// ending that committed within settleMs of its stamp is never skipped. Without a cursor or since, the
+// first answer is the horizon alone: endings from now on.
+export async function listEndings(db: Orm, q: EndingsPageQuery): Promise<EndingsPage> {
+  const fetched = await rows<ItemRow & { horizon: string; since: string | null }>(
+    db,
+    endingsQuery(q),
+    PREPARED,
+  )
+  const found = fetched.filter((row) => row.id !== null)
+  const items = found.slice(0, q.limit)
+  const last = items.at(-1)
+  const { horizon, since } = fetched[0] as { horizon: string; since: string | null }
+  return { items: items.map(toItem), nextCursor: encodeCursor([...nextKey(), ENDED]) }
+
+  // A full page goes on after its last item; any other from the horizon, or from where it started when
+  // that is later (a since in the future, a cursor of a coordinator that settles less): never back.
+  function nextKey(): [string, string] {
+    if (found.length > q.limit && last) return [last.key, last.id]
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, isEndingKey)
+    const start: [string, string] | undefined = after
+      ? [after[0], after[1]]
+      : since === null
+        ? undefined
+        : [since, FIRST_UUID]
+    // both are to_char's microsecond UTC text: their order is the instants'
+    return start && start[0] > horizon ? start : [horizon, LAST_UUID]
+  }
+}

@@ -1,0 +1,221 @@
+// `preflight dispatches` spawned for real against a coordinator served on an ephemeral port: the few
+// cases that need the binary (flags, exit codes, the token, a watch that runs); the rendering is
+// test/cli/dispatches-format.test.ts's.
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run } from '../../src/cli/dispatches.js'
+import { UsageError } from '../../src/cli/errors.js'
+import type { Role } from '../../src/contract/index.js'
+import { Waker } from '../../src/coordinator/dispatch/waker.js'
+import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
+import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import {
+  type Driven,
+  exited,
+  preflightFailed,
+  queued,
+  running,
+  setupFailed,
+} from '../coordinator/routes/dispatch-states.js'
+import { type Reply, type TestApp, tokens } from '../support/app.js'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { definition } from '../support/fixtures.js'
+import { waitFor } from '../support/wait.js'
+
+const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
+
+let t: TestDatabase
+let server: RunningServer
+// the server's: `endings.waiting` tells when a watch is listening
+const endings = new Waker()
+// The server as the dispatch-state helpers drive it: over HTTP, with the database at hand.
+let h: TestApp
+const d = {} as Record<'setup' | 'unmet' | 'failed' | 'running' | 'queued', Driven>
+
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 4 })
+  await syncBootstrapTokens(
+    t.db.orm,
+    Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
+  )
+  server = await startServer({
+    db: t.db,
+    port: 0,
+    host: '127.0.0.1',
+    config: { endingsSettleMs: 0 },
+    endings,
+  })
+  h = { t, call: (method, path, opts) => request(method, path, opts) } as TestApp
+  d.setup = await setupFailed(h, { def: definition('web'), detail: 'a\nb\nnpm ERR! missing script: build\n' })
+  d.unmet = await preflightFailed(h, { def: definition('api'), workerId: 'w2' })
+  d.failed = await exited(h, 3, { def: definition('web') })
+  d.running = await running(h, { def: definition('web') })
+  d.queued = { id: await queued(h, definition('web')), workerId: '' }
+}, 60_000)
+
+afterAll(async () => {
+  await server?.stop()
+  await t?.drop()
+})
+
+async function request(
+  method: string,
+  path: string,
+  { role = 'admin', body }: { role?: Role | null; body?: unknown } = {},
+): Promise<Reply> {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      ...(role ? { authorization: `Bearer ${tokens[role]}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  const text = await res.text()
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
+}
+
+function dispatches(args: string[], env: Record<string, string> = {}) {
+  return execa(process.execPath, [BIN, 'dispatches', ...args], {
+    reject: false,
+    env: { PREFLIGHT_URL: server.url, PREFLIGHT_TOKEN: tokens.operator, ...env },
+    extendEnv: false,
+  })
+}
+
+describe('preflight dispatches list', () => {
+  it('passes every filter to the coordinator and prints the items as JSON', async () => {
+    const r = await dispatches([
+      'list',
+      '--status',
+      'setup_failed',
+      '--status',
+      'failed',
+      '--subagent',
+      'web',
+    ])
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout.match(/^\S+ {2}(failed|setup_failed) {2}web v1 /gm)).toHaveLength(2)
+    expect(r.stdout).not.toMatch(/ {2}(running|queued|preflight_failed) {2}/)
+    const byReason = await dispatches(['list', '--reason', 'not-found', '--worker', 'w2', '--format', 'json'])
+    expect(JSON.parse(byReason.stdout).map((i: { id: string }) => i.id)).toEqual([d.unmet.id])
+  })
+
+  it('says in text why each ended, and stops at --limit', async () => {
+    const r = await dispatches(['list', '--limit', '4'])
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout.match(/^\S+ {2}\w+ {2}\w+ v1 {2}dispatch /gm)).toHaveLength(4)
+    expect(r.stdout).toContain('agent exited 3')
+    expect(r.stdout).toContain('  unmet  exec git — not-found')
+    expect(r.stdout).not.toContain('setup_failed')
+  })
+
+  it('exits 2 with one sentence for a bad flag, before asking the coordinator', async () => {
+    const r = await dispatches(['list', '--status', 'done'], { PREFLIGHT_URL: 'http://127.0.0.1:9' })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'preflight: --status "done" is not valid: Invalid option: expected one of "queued"|"claimed"|"setup_failed"|"preflight_failed"|"running"|"succeeded"|"failed"|"expired"|"cancelled"',
+    ])
+  })
+})
+
+// The refusals before any output, in process: the binary turns a UsageError into exit 2 and any other
+// error into exit 1, one line each (test/cli/reports.test.ts, and the spawned cases here).
+describe('preflight dispatches refuses', () => {
+  const env = (token: string) => {
+    process.env.PREFLIGHT_URL = server.url
+    process.env.PREFLIGHT_TOKEN = token
+  }
+  afterAll(() => {
+    delete process.env.PREFLIGHT_URL
+    delete process.env.PREFLIGHT_TOKEN
+  })
+
+  it.each([
+    ['an unknown status', ['list', '--status', 'done']],
+    ['a limit of 0', ['list', '--limit', '0']],
+    ['a since that is no instant', ['watch', '--since', 'yesterday']],
+    [
+      'a since after the until',
+      ['list', '--since', '2026-02-02T00:00:00Z', '--until', '2026-02-01T00:00:00Z'],
+    ],
+    ['an unknown format', ['show', '00000000-0000-4000-8000-000000000000', '--format', 'xml']],
+    ['an id that is no UUID', ['show', 'nope']],
+    ['a cancel without an id', ['cancel']],
+    ['an unknown command', ['purge']],
+    ['no command', []],
+  ])('%s as bad input', async (_what, args) => {
+    env(tokens.operator)
+    await expect(run(args)).rejects.toBeInstanceOf(UsageError)
+  })
+
+  it('a token that may not list dispatches, with the coordinator’s 403', async () => {
+    env(tokens.worker)
+    await expect(run(['list'])).rejects.toMatchObject({ status: 403, code: 'forbidden' })
+  })
+})
+
+describe('preflight dispatches show', () => {
+  it('prints the events, the report, the setup output and the completion', async () => {
+    const setup = await dispatches(['show', d.setup.id])
+    expect(setup.exitCode).toBe(0)
+    expect(setup.stdout).toMatch(/^ {2}\S+ {2}#1 {2}claimed {2}workerId w1$/m)
+    expect(setup.stdout).toContain('completion: setup_failed, reason setup-exit, exit 1')
+    expect(setup.stdout).toContain('  | npm ERR! missing script: build')
+    const unmet = await dispatches(['show', d.unmet.id, '--format', 'json'])
+    expect(JSON.parse(unmet.stdout)).toMatchObject({ id: d.unmet.id, preflight: { outcome: 'unmet' } })
+  })
+
+  it('exits 1 for a dispatch the coordinator does not know', async () => {
+    const r = await dispatches(['show', '00000000-0000-4000-8000-000000000000'])
+    expect(r.exitCode).toBe(1)
+    expect(r.stderr).toContain('not-found')
+  })
+})
+
+describe('preflight dispatches cancel', () => {
+  const orchestrator = { PREFLIGHT_TOKEN: tokens.orchestrator }
+
+  it('cancels a queued dispatch and prints the answer', async () => {
+    const r = await dispatches(['cancel', d.queued.id], orchestrator)
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toBe(`${d.queued.id}  cancelled`)
+  })
+
+  it('says in one line why a cancel was refused, and exits 1', async () => {
+    const r = await dispatches(['cancel', d.running.id], orchestrator)
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `preflight: dispatch ${d.running.id} was not cancelled: 409 (invalid-state: a running dispatch cannot be cancelled)`,
+    ])
+  })
+})
+
+describe('preflight dispatches watch', () => {
+  it('prints each failure as it happens, and not a success', async () => {
+    const watch = dispatches(['watch', '--count', '1', '--format', 'json'])
+    await waitFor(() => endings.waiting === 1, { timeoutMs: 10_000, what: 'the watch to wait' })
+    await exited(h, 0)
+    const failure = await setupFailed(h, { reason: 'clone-failed' })
+    const r = await watch
+    expect(r.exitCode).toBe(0)
+    const lines = r.stdout.split('\n')
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      id: failure.id,
+      status: 'setup_failed',
+      setup: { reason: 'clone-failed' },
+    })
+  })
+
+  it('stops on SIGTERM with exit 0', async () => {
+    const watch = dispatches(['watch'])
+    await waitFor(() => endings.waiting === 1, { timeoutMs: 10_000, what: 'the watch to wait' })
+    watch.kill('SIGTERM')
+    const r = await watch
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toBe('')
+  })
+})

@@ -1,0 +1,64 @@
+// `preflight explain REASON`: the entry of a code, and near matches for one it does not know.
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { describe, expect, it } from 'vitest'
+import { formatEntry, nearest } from '../../src/cli/explain.js'
+import { TROUBLESHOOTING } from '../../src/cli/troubleshooting.js'
+
+const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
+const codes = Object.keys(TROUBLESHOOTING)
+
+describe('nearest', () => {
+  it.each([
+    ['no-mach', ['no-match']],
+    ['not-fuond', ['not-found']],
+    ['clone-fail', ['clone-failed']],
+    ['timeout', ['timeout', 'setup-timeout']],
+    ['FAULT', []],
+    ['disk-full', []],
+  ])('finds for %s: %j', (code, want) => {
+    expect(nearest(code, codes).slice(0, want.length)).toEqual(want)
+    if (want.length === 0) expect(nearest(code, codes)).toEqual([])
+  })
+
+  it('names at most three', () => {
+    expect(nearest('setup', codes).length).toBeLessThanOrEqual(3)
+  })
+})
+
+describe('formatEntry', () => {
+  it('says where the code is seen, what it means and what to look at', () => {
+    const text = formatEntry('not-found', TROUBLESHOOTING['not-found'] as never)
+    expect(text.split('\n')[0]).toBe(
+      'not-found — a result that is unmet (exec requirement): the workspace is not as declared',
+    )
+    expect(text).toContain("No executable regular file of that name on the agent's PATH.")
+    expect(text).toContain('What to look at:\nThe toolchain image;')
+    expect(Math.max(...text.split('\n').map((l) => l.length))).toBeLessThanOrEqual(100)
+  })
+
+  it('leaves out what to look at when the entry has nothing', () => {
+    expect(formatEntry('has-history', TROUBLESHOOTING['has-history'] as never)).not.toContain(
+      'What to look at',
+    )
+  })
+})
+
+describe('preflight explain', () => {
+  const explain = (...args: string[]) => execa(process.execPath, [BIN, 'explain', ...args], { reject: false })
+
+  it('prints the entry of a reason code', async () => {
+    const r = await explain('setup-timeout')
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toContain('setup-timeout — the reason of a setup_failed dispatch')
+  })
+
+  it('exits 2 with one line naming the near matches of an unknown code', async () => {
+    const r = await explain('setup-timout')
+    expect(r.exitCode).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'preflight: unknown reason "setup-timout"; did you mean setup-timeout?',
+    ])
+  })
+})
