@@ -8,14 +8,16 @@ import { HTTPException } from 'hono/http-exception'
 import type { Child } from 'hono/jsx'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { z } from 'zod'
-import { SummaryQuery } from '../../contract/index.js'
+import { DispatchesQuery, SummaryQuery } from '../../contract/index.js'
 import type { Deps } from '../config.js'
+import { listDispatches } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { summarise } from '../db/summary.js'
 import { limitBody } from '../http/body-limit.js'
 import { type AppEnv, RETRY_AFTER_SECONDS, toApiError } from '../http/http.js'
 import { DispatchPage } from './dispatch-page.js'
 import { DriftPage } from './drift-page.js'
+import { FAILED, FailuresPage } from './failures-page.js'
 import { ErrorBox, Page } from './layout.js'
 import { requireSession, safeNext, signIn, signOut } from './session.js'
 import { STYLE } from './style.js'
@@ -68,6 +70,28 @@ export function uiRoutes(deps: Pick<Deps, 'db'>) {
   })
 
   ui.use('/ui/*', requireSession(deps))
+  ui.get('/ui/failures', async (c) => {
+    const filters = {
+      status: c.req.query('status') ?? '',
+      subagent: c.req.query('subagent') ?? '',
+      reason: c.req.query('reason') ?? '',
+      since: c.req.query('since') ?? '',
+      until: c.req.query('until') ?? '',
+    }
+    const query = DispatchesQuery.safeParse({
+      ...withoutEmpty({ ...filters, cursor: c.req.query('cursor') }),
+      // every kind of failure unless one is asked for
+      status: filters.status === '' ? [...FAILED] : filters.status,
+    })
+    const failed = query.success && query.data.status?.every((s) => FAILED.includes(s as never))
+    if (!query.success || !failed) {
+      const error = query.success ? 'status: pick one of the failures' : problem(query.error)
+      return page(c, <FailuresPage items={[]} filters={filters} error={error} />, 400)
+    }
+    const { items, nextCursor } = await listDispatches(deps.db.orm, query.data)
+    const next = nextCursor ? `/ui/failures?${params({ ...filters, cursor: nextCursor })}` : undefined
+    return page(c, <FailuresPage items={items} filters={filters} next={next} />)
+  })
   ui.get('/ui/dispatches/:id', async (c) => {
     const id = z.uuid().safeParse(c.req.param('id'))
     const d = id.success ? await findDispatch(deps.db.orm, id.data) : undefined

@@ -37,6 +37,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
     mkdirSync(SHOTS, { recursive: true })
     ids.drift = await seedDrift()
+    ids.setup = await seedSetupFailure()
   })
 
   afterAll(async () => {
@@ -75,6 +76,19 @@ describe.runIf(present)('the operator page in Chromium', () => {
     return page
   }
 
+  async function seedSetupFailure() {
+    const id = await queueDispatch(h, definition('browser-setup'))
+    const c = await claim(h)
+    const body = {
+      ...fenceOf(c),
+      status: 'setup_failed',
+      reason: 'setup-exit',
+      detail: 'exited 1; last output:\nERR',
+    }
+    await h.call('POST', `/v1/dispatches/${id}/complete`, { role: 'worker', body })
+    return id
+  }
+
   async function signedIn(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
     const page = await session.newPage()
     await page.emulateMedia({ colorScheme })
@@ -91,6 +105,27 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const page = await signIn(session)
     expect(await page.getByRole('main').getByRole('heading', { level: 1 }).textContent()).toBe('Drift')
     expect(await page.getByRole('navigation', { name: 'Sections' }).isVisible()).toBe(true)
+    await page.close()
+  })
+
+  it('lists a setup_failed and a preflight_failed dispatch, filters by subagent, and opens one', async () => {
+    const page = await signedIn()
+    await page.goto(`${base}/ui/failures`)
+    const rows = page.getByRole('main').getByRole('row')
+    expect(await rows.filter({ hasText: 'setup_failed' }).filter({ hasText: 'browser-setup' }).count()).toBe(
+      1,
+    )
+    expect(
+      await rows.filter({ hasText: 'preflight_failed' }).filter({ hasText: 'browser-drift' }).count(),
+    ).toBe(1)
+    await page.screenshot({ path: join(SHOTS, 'failures.png'), fullPage: true })
+    await page.getByLabel('subagent').fill('browser-setup')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL(/subagent=browser-setup/)
+    expect(await rows.filter({ hasText: 'browser-drift' }).count()).toBe(0)
+    await page.getByRole('link', { name: ids.setup?.slice(0, 8) as string }).click()
+    await page.waitForURL(`${base}/ui/dispatches/${ids.setup}`)
+    expect(await page.getByRole('heading', { name: 'Setup output' }).isVisible()).toBe(true)
     await page.close()
   })
 

@@ -181,7 +181,9 @@ describe('every page', () => {
     })
     expect(res.status, await res.text()).toBe(201)
     expect(res.headers.get('content-security-policy')).toBeNull()
-    const unknown = await h.app.request(`${ORIGIN}/v1/nothing`)
+    const unknown = await h.app.request(`${ORIGIN}/v1/nothing`, {
+      headers: { authorization: `Bearer ${tokens.admin}` },
+    })
     expect(unknown.status).toBe(404)
     expect(unknown.headers.get('content-security-policy')).toBeNull()
   })
@@ -239,6 +241,48 @@ describe('the dispatch page', () => {
       expect(res.text).toContain('No dispatch')
     },
   )
+})
+
+describe('the failures page', () => {
+  it('lists setup and preflight failures with why they ended, newest first, and filters by subagent', async () => {
+    const def = definition('ui-failing')
+    const setupFailed = await queueDispatch(h, def)
+    let c = await claim(h)
+    const body = {
+      ...fenceOf(c),
+      status: 'setup_failed',
+      reason: 'setup-exit',
+      detail: 'exited 2; last output:\nno pnpm',
+    }
+    await h.call('POST', `/v1/dispatches/${setupFailed}/complete`, { role: 'worker', body })
+    const unmet = await queueDispatch(h, def)
+    c = await claim(h)
+    await h.call('PUT', `/v1/dispatches/${unmet}/preflight`, {
+      role: 'worker',
+      body: { ...fenceOf(c), report: reportFor(def, 'unmet') },
+    })
+    const cookie = await signIn()
+    const res = await send('/ui/failures?subagent=ui-failing', { cookie })
+    expect(res.status).toBe(200)
+    expect(res.text.indexOf(unmet.slice(0, 8))).toBeLessThan(res.text.indexOf(setupFailed.slice(0, 8)))
+    expect(res.text).toContain('setup: setup-exit')
+    expect(res.text).toContain('exec <code>node</code>: unmet (not-found)')
+    expect(res.text).toContain(`href="/ui/dispatches/${unmet}"`)
+    const other = await send('/ui/failures?subagent=someone-else', { cookie })
+    expect(other.text).not.toContain(unmet.slice(0, 8))
+    expect(other.text).toContain('No failed dispatch matches')
+  })
+
+  it.each([
+    ['since=yesterday', 'since'],
+    ['status=succeeded', 'status'],
+    ['cursor=nonsense', 'cursor'],
+  ])('says what is wrong with %s instead of failing', async (query, says) => {
+    const res = await send(`/ui/failures?${query}`, { cookie: await signIn() })
+    expect(res.status).toBe(400)
+    expect(res.text).toContain('role="alert"')
+    expect(res.text).toContain(says)
+  })
 })
 
 describe('the drift page', () => {
