@@ -1,5 +1,6 @@
-// A walk's turns on the event loop: it hands the loop back once it has held it for a slice, so that timers
-// (its check's timeout) and child processes (git) get theirs, and looks at its stop every few hundred entries.
+// A walk's turns on the event loop. Every 256 entries it reads or judges, and after each directory, it looks
+// at the clock; once it has held the loop for a slice it hands it back, so that timers (its check's timeout)
+// and child processes (git) get theirs, and then looks at whether it was told to stop.
 
 // hand the event loop back this often
 const SLICE_MS = 4
@@ -15,14 +16,17 @@ export class Turns {
     private readonly sliceMs = SLICE_MS,
   ) {}
 
-  // One entry more; whether it ends a batch, when the caller takes its turn and looks at the signal.
+  // One entry more; whether the caller hands the event loop back (give) and then looks at its signal: at the
+  // end of a batch, once the slice is used up.
   due(): boolean {
-    return ++this.entries % BATCH === 0
+    // Stryker disable next-line EqualityOperator,UpdateOperator,ConditionalExpression: looking at the clock more often changes when the walk yields, not what it finds (counting down ends a batch as often: -256 % 256 is -0)
+    return ++this.entries % BATCH === 0 && this.over()
   }
 
-  // Whether this slice is used up: then the caller hands the event loop back (give). Not async itself, so
-  // that a walk that goes on costs no promise.
+  // Whether the slice is used up. Neither this nor due() is async, so that a walk that goes on costs no
+  // promise.
   over(): boolean {
+    // Stryker disable next-line EqualityOperator: a slice used up to the microsecond, or one microsecond past it
     return performance.now() - this.sliceStart > this.sliceMs
   }
 

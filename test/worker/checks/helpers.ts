@@ -60,3 +60,21 @@ export function context(
     ...extra,
   }
 }
+
+// How many turns of the event loop pass while `work` runs: work that never hands the loop back takes none.
+export async function turnsWhile(work: unknown): Promise<number> {
+  let turns = 0
+  let done = false
+  const tick = () => {
+    if (done) return
+    turns++
+    setImmediate(tick)
+  }
+  setImmediate(tick)
+  try {
+    await work
+  } finally {
+    done = true
+  }
+  return turns
+}

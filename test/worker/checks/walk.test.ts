@@ -14,7 +14,7 @@ import {
   rootFrame,
   walkGlob,
 } from '../../../worker/checks/walk.js'
-import { context, link, testDir, write } from './helpers.js'
+import { context, link, testDir, turnsWhile, write } from './helpers.js'
 
 const glob = (pattern: string) => planPattern(pattern) as GlobPlan
 
@@ -158,10 +158,19 @@ describe('walkGlob', () => {
     expect(result).toMatchObject({ stopped: 'timeout', entriesScanned: 300 })
   })
 
+  it('hands the event loop back only once its slice is used up', async () => {
+    const ws = hundredDirs()
+    const signal = new AbortController().signal
+    const started = performance.now()
+    const walk = walkGlob(glob('**/nothing'), rootFrame(ws), ws, context(ws), new Turns(signal, 1_000))
+    const taken = await turnsWhile(walk)
+    expect(await walk).toMatchObject({ entriesScanned: 100 })
+    expect(taken).toBeLessThanOrEqual(Math.floor((performance.now() - started) / 1_000) + 1)
+  })
+
   // an empty directory has no entry to count towards the next look at the clock: listing it is the work
   it('hands the event loop back between directories, and stops at the next one once told to', async () => {
-    const ws = testDir()
-    for (let i = 0; i < 100; i++) mkdirSync(join(ws, `d${i}`))
+    const ws = hundredDirs()
     // with a slice of 0 ms, the walk's second turn is after its first directory
     const signal = abortedAtSecondTurn()
     const ctx = context(ws, {}, { signal })
@@ -200,4 +209,11 @@ function abortedAtSecondTurn(): AbortSignal {
   const controller = new AbortController()
   setImmediate(() => setImmediate(() => controller.abort()))
   return controller.signal
+}
+
+// A workspace of 100 empty directories.
+function hundredDirs(): string {
+  const ws = testDir()
+  for (let i = 0; i < 100; i++) mkdirSync(join(ws, `d${i}`))
+  return ws
 }
