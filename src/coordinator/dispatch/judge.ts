@@ -65,9 +65,8 @@ export function statusAfter(decision: Decision): DispatchStatus {
 }
 
 // Why an aborted report ends the dispatch, each code once: the reasons of its unmet and error results,
-// then the report's own (report-incomplete). None when the agent may start.
+// then the report's own (report-incomplete). A report that lets the agent start has neither.
 export function endingReasons(judged: Judgement): string[] {
-  if (judged.decision === 'proceed') return []
   const codes = judged.results.filter((r) => r.status !== 'met').map((r) => r.reason)
   return [...new Set([...codes, judged.reason])].filter((code) => code !== undefined)
 }

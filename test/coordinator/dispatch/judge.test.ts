@@ -222,6 +222,10 @@ describe('endingReasons', () => {
     expect(judge([pkg('error')])).toEqual(['timeout', 'report-incomplete'])
   })
 
+  it('names no reason a met result carries', () => {
+    expect(judge([{ ...pkg(), reason: 'stale' }, node('unmet'), worktree()])).toEqual(['not-found'])
+  })
+
   it('names none for a report that lets the agent start', () => {
     expect(judge([pkg(), node(), worktree()])).toEqual([])
   })
