@@ -97,7 +97,7 @@ const results = {
     seen: 'error',
     means: 'The check did not finish within the per-check timeout.',
     lookAt:
-      "A huge tree under a glob's static prefix; a hung `git`; raise `--timeout-ms` or narrow the pattern.",
+      "A huge tree or directory under a glob's static prefix; a hung `git`; raise `--timeout-ms` or narrow the pattern.",
   },
   'walk-limit': {
     seen: 'error',
