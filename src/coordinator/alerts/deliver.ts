@@ -56,7 +56,10 @@ export function startDeliverer(db: Orm, config: DeliveryConfig, log: Log): Deliv
       }
       if (taken < BATCH && !stopped)
         await new Promise<void>((resolve) => {
-          woken = resolve
+          woken = () => {
+            clearTimeout(timer)
+            resolve()
+          }
           timer = setTimeout(resolve, config.pollMs)
         })
     }
