@@ -6,11 +6,13 @@ import { BATCH, type Turns } from './turns.js'
 // A directory whose st_size is larger than this is read a batch at a time, the walk's turns between batches
 // (opendirSync); a smaller one in one readdirSync, which cannot be stopped but is done within a slice.
 // Measured here (Node 20, 2 cores under load): 400,000 entries held the event loop 0.4–1 s in one
-// readdirSync, 0.1–0.27 s in batches of 256; an empty directory costs 10 µs by readdirSync, 20 µs by
-// opendirSync, and the stat that chooses 3 µs. Batches are as fast as readdirSync from ~300 entries on
-// ext4 (12 KiB), ~3,000 on tmpfs (60 KiB). Up to 8 KiB: ~250 entries on ext4, ~400 on tmpfs (20 bytes an
-// entry), ~8,000 on ZFS (one an entry), 4 ms of readdirSync at most. A file system that reports a
-// directory as smaller than it is (some FUSE ones report 0) has it read in one readdirSync, as before.
+// readdirSync, 0.1–0.27 s in batches of 256. An empty directory costs 10–15 µs by readdirSync, twice that
+// by opendirSync (whose handle alone costs more than a readdirSync), and the stat that chooses 3–6 µs: one
+// system call more per directory listed, on top of readdirSync's five; the bench's walk of 6,857 small
+// directories took 16–38 % longer with it. Batches are as fast as readdirSync from ~300 entries on ext4
+// (12 KiB), ~3,000 on tmpfs (60 KiB). Up to 8 KiB: ~250 entries on ext4, ~400 on tmpfs (20 bytes an entry),
+// ~8,000 on ZFS (one an entry), 4 ms of readdirSync at most. A file system that reports a directory as
+// smaller than it is (some FUSE ones report 0) has it read in one readdirSync, as before.
 const BIG_DIRECTORY = 8 * 1024
 
 // A directory's entries, or null when it is not there or not a directory.

@@ -158,6 +158,15 @@ describe('walkGlob', () => {
     expect(result).toMatchObject({ stopped: 'timeout', entriesScanned: 300 })
   })
 
+  it('goes on after a turn it was not told to stop in', async () => {
+    const ws = testDir()
+    for (let i = 0; i < 300; i++) write(ws, `f${i}`)
+    const signal = new AbortController().signal
+    // a slice of 0 ms: a turn at the end of each batch of 256 entries, read or judged
+    const result = await walkGlob(glob('*.ts'), rootFrame(ws), ws, context(ws), new Turns(signal, 0))
+    expect(result).toEqual({ entriesScanned: 300, rejected: [] })
+  })
+
   it('hands the event loop back only once its slice is used up', async () => {
     const ws = hundredDirs()
     const signal = new AbortController().signal
