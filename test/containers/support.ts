@@ -183,7 +183,7 @@ export async function spawnWorker(stack: Stack, opts: SpawnOptions = {}) {
     .withCommand(command)
     .withEnvironment({ PREFLIGHT_TOKEN: TOKENS.worker })
     .withBindMounts([{ source: stack.outbox, target: '/outbox' }, ...(opts.binds ?? [])])
-    .withWaitStrategy(Wait.forLogMessage(/ worker \S+: coordinator /))
+    .withWaitStrategy(Wait.forLogMessage(/worker \S+ started/))
   return track(stack, await start('worker', container))
 }
 
