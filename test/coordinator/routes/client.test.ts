@@ -18,7 +18,7 @@ describe('typed client and OpenAPI document', () => {
     expect(body.version).toBe(1)
   })
 
-  it('describes every route of SPEC §5 with bearer auth', async () => {
+  it('describes every route of the HTTP API with bearer auth', async () => {
     const doc = (await h.call('GET', '/openapi.json', { role: null })).body
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining([
