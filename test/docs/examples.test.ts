@@ -134,10 +134,8 @@ async function runExample(text: string, cwd: string): Promise<{ output: string; 
 async function settled(): Promise<void> {
   await waitFor(
     async () => {
-      const rows = await t.db.orm.execute(
-        sql`SELECT 1 FROM dispatches WHERE status IN ('queued', 'claimed', 'running') LIMIT 1`,
-      )
-      return rows.length === 0
+      const busy = sql`SELECT 1 FROM dispatches WHERE status IN ('queued', 'claimed', 'running') LIMIT 1`
+      return ((await t.db.orm.execute(busy)) as unknown as unknown[]).length === 0
     },
     { timeoutMs: 60_000, everyMs: 100, what: 'every dispatch to end' },
   )
