@@ -153,6 +153,12 @@ describe('shell examples in README and docs', () => {
   })
 
   // Each block with what its output must show; by default it runs in the reader's repository.
+  it('README lists every document of docs/', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
+    const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md'))
+    expect(docs.filter((f) => !readme.includes(`](docs/${f})`))).toEqual([])
+  })
+
   const RUN: Record<string, { inProject?: boolean; shows: (output: string) => void }> = {
     // "with npm start running, in a second terminal" of the project: this coordinator stands in for
     // npm start's, named the way the demo takes one that is not npm start's own
