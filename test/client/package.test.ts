@@ -60,7 +60,10 @@ describe('preflight/client from outside the repository', () => {
     // the package as an installed dependency would be; its own dependencies resolve from its folder
     await symlink(root, join(dir, 'node_modules/preflight'), 'dir')
     await symlink(join(root, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'), 'dir')
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+    )
     await writeFile(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
