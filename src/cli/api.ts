@@ -49,6 +49,6 @@ export async function call<T>(
 
 function queryOf(params: URLSearchParams): Record<string, string[]> {
   const out: Record<string, string[]> = {}
-  for (const [key, value] of params) (out[key] ??= []).push(value)
+  for (const key of new Set(params.keys())) out[key] = params.getAll(key)
   return out
 }
