@@ -75,7 +75,7 @@ export interface CallOptions {
 }
 
 // The coordinator answered with an error: its status, the envelope's stable code ('http-error' when
-// the answer had none) and message (`said`; the message also names the call).
+// the answer had none) and message (`said`). The error's message is `METHOD /path: status said`.
 export class ApiError extends Error {
   override name = 'ApiError'
   constructor(
@@ -85,7 +85,7 @@ export class ApiError extends Error {
     readonly details?: unknown,
     what = '',
   ) {
-    super(`${what ? `${what}: ` : ''}${status} ${code}: ${said}`)
+    super(`${what ? `${what}: ` : ''}${status} ${said}`)
   }
 }
 

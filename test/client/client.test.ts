@@ -62,7 +62,7 @@ describe('preflight/client', () => {
     const err = await client.getDispatch('x').catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ApiError)
     expect(err).toMatchObject({ status: 404, code: 'not-found', said: 'no dispatch x', details: { id: 'x' } })
-    expect((err as Error).message).toBe('GET /v1/dispatches/x: 404 not-found: no dispatch x')
+    expect((err as Error).message).toBe('GET /v1/dispatches/x: 404 no dispatch x')
     expect(seen).toHaveLength(2)
   })
 
