@@ -118,7 +118,7 @@ export const isRetryable = (err: unknown): boolean =>
 export type DispatchFence = { id: string } & Fence
 
 type Query = Record<string, string | number | boolean | readonly string[] | undefined>
-interface Request {
+export interface RequestParts {
   query?: Query | undefined
   body?: unknown
 }
@@ -128,7 +128,7 @@ export function createClient(opts: ClientOptions) {
   const send = opts.fetch ?? ((input, init) => fetch(input, init))
 
   // One request; the answer's JSON (undefined for 204), else ApiError or NetworkError.
-  async function once<T>(method: string, path: string, req: Request, signal?: AbortSignal): Promise<T> {
+  async function once<T>(method: string, path: string, req: RequestParts, signal?: AbortSignal): Promise<T> {
     const what = `${method} ${path}`
     let res: Response
     try {
@@ -162,7 +162,13 @@ export function createClient(opts: ClientOptions) {
   }
 
   // `retry`: whether this call may be sent again (the caller's CallOptions can only say no).
-  function request<T>(method: string, path: string, req: Request = {}, call: CallOptions = {}, retry = true) {
+  function request<T>(
+    method: string,
+    path: string,
+    req: RequestParts = {},
+    call: CallOptions = {},
+    retry = true,
+  ) {
     const policy = opts.retry ?? DEFAULT_RETRY
     const go = () => once<T>(method, path, req, call.signal)
     if (!retry || call.retry === false || policy === false) return go()
@@ -177,25 +183,25 @@ export function createClient(opts: ClientOptions) {
     body: object,
     call: CallOptions = {},
   ) {
+    const path = `/v1/dispatches/${seg(f.id)}/${tail}`
     try {
       return await request<T>(
         method,
-        `/v1/dispatches/${seg(f.id)}/${tail}`,
-        {
-          body: { attempt: f.attempt, leaseToken: f.leaseToken, ...body },
-        },
+        path,
+        { body: { attempt: f.attempt, leaseToken: f.leaseToken, ...body } },
         call,
       )
     } catch (err) {
       if (err instanceof ApiError && err.status === 409)
-        throw new LeaseLostError(err.said, err.code, `${method} ${tail}`)
+        throw new LeaseLostError(err.said, err.code, `${method} ${path}`)
       throw err
     }
   }
 
   return {
-    // any route: the building block of the calls below
-    request,
+    // any route, with the token and the errors of the calls below; a GET is retried, anything else is one try
+    request: <T>(method: string, path: string, req?: RequestParts, call?: CallOptions) =>
+      request<T>(method, path, req, call, method === 'GET'),
     getLiveness: (call?: CallOptions) => request<{ status: 'ok' }>('GET', '/healthz', {}, call),
     getReadiness: (call?: CallOptions) =>
       request<{ status: 'ok' | 'unavailable'; database?: string }>('GET', '/readyz', {}, call),
