@@ -22,6 +22,8 @@ const create = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches',
   tags: ['dispatches'],
+  operationId: 'createDispatch',
+  summary: 'Queue a dispatch of a subagent, optionally idempotent by key (orchestrator)',
   request: { body: jsonBody(CreateDispatchRequest) },
   responses: {
     200: jsonResponse(DispatchCreated, 'the dispatch created earlier with this idempotencyKey'),
@@ -35,6 +37,7 @@ const list = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/dispatches',
   tags: ['dispatches'],
+  operationId: 'listDispatches',
   summary: 'Every dispatch, newest first, keyset-paginated, each saying why it ended',
   request: { query: DispatchesQuery },
   responses: { 200: jsonResponse(DispatchPage, 'one page of dispatches') },
@@ -46,6 +49,7 @@ const endings = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: ENDINGS_PATH,
   tags: ['dispatches'],
+  operationId: 'listEndings',
   summary: 'Dispatches as they end, oldest ending first from a cursor; waits up to waitMs for one',
   request: { query: EndingsQuery },
   responses: {
@@ -57,6 +61,8 @@ const get = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/dispatches/{id}',
   tags: ['dispatches'],
+  operationId: 'getDispatch',
+  summary: 'A dispatch: status, events, preflight report and completion',
   request: { params: DispatchId },
   responses: {
     200: jsonResponse(DispatchView, 'status, events, preflight report, completion'),
@@ -68,6 +74,8 @@ const cancel = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches/{id}/cancel',
   tags: ['dispatches'],
+  operationId: 'cancelDispatch',
+  summary: 'Cancel a dispatch that is queued or claimed (orchestrator)',
   request: { params: DispatchId },
   responses: {
     200: jsonResponse(DispatchCreated, 'cancelled (also when it already was)'),
