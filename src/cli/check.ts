@@ -8,18 +8,12 @@ import { verify } from '../../worker/checks/index.js'
 import { agentEnvironment } from '../../worker/env.js'
 import { type CheckReport, ContextRequires, SubagentDefinition } from '../contract/index.js'
 import { wantsColour } from '../log/colour.js'
-import { intFlag, parseFlags } from './args.js'
+import { intFlag, say } from './args.js'
 import { FORMATS, type Format, render } from './check-format.js'
+import type { CHECK_FLAGS, Values } from './commands.js'
 import { UsageError } from './errors.js'
 
-const OPTIONS = {
-  workspace: { type: 'string' },
-  requires: { type: 'string' },
-  subagent: { type: 'string' },
-  format: { type: 'string', default: 'text' },
-  output: { type: 'string' },
-  'timeout-ms': { type: 'string' },
-} as const
+type CheckFlags = Values<typeof CHECK_FLAGS>
 
 interface CheckArgs {
   workspace: string
@@ -30,8 +24,8 @@ interface CheckArgs {
   timeoutMs: number | undefined
 }
 
-export async function run(args: string[]): Promise<number> {
-  const parsed = parseCheckArgs(args)
+export async function run(values: CheckFlags): Promise<number> {
+  const parsed = parseCheckArgs(values)
   const verdict = await verify(parsed.requires, {
     workspace: parsed.workspace,
     env: agentEnvironment(process.env),
@@ -62,21 +56,22 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   }
 }
 
-function parseCheckArgs(args: string[]): CheckArgs {
-  const { values } = parseFlags(args, OPTIONS)
+function parseCheckArgs(values: CheckFlags): CheckArgs {
   if (!values.workspace) throw new UsageError('--workspace DIR is required')
-  if (Boolean(values.requires) === Boolean(values.subagent)) {
-    throw new UsageError('give exactly one of --requires FILE or --subagent FILE')
-  }
-  if (!(FORMATS as readonly string[]).includes(values.format)) {
-    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${values.format}"`)
+  const subagentFile = values['subagent-file'] ?? values.subagent
+  const given = [values.requires, values['subagent-file'], values.subagent].filter((v) => v !== undefined)
+  if (given.length !== 1) throw new UsageError('give exactly one of --requires FILE or --subagent-file FILE')
+  if (values.subagent !== undefined) say('--subagent FILE is deprecated: use --subagent-file FILE')
+  const format = values.format ?? 'text'
+  if (!(FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`)
   }
   return {
     workspace: workspaceDir(values.workspace),
     requires: values.requires
       ? readJson(values.requires, ContextRequires)
-      : readJson(values.subagent as string, SubagentDefinition).contextRequires,
-    format: values.format as Format,
+      : readJson(subagentFile as string, SubagentDefinition).contextRequires,
+    format: format as Format,
     output: values.output === undefined ? undefined : outputFile(values.output),
     timeoutMs: intFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
   }

@@ -1,16 +1,12 @@
 // `preflight explain REASON` — what a reason code (or a dispatch status) means and what to look at,
 // from the entries docs/troubleshooting.md is checked against. An unknown code is exit 2, one line
 // naming the codes nearest to it.
-import { parseFlags } from './args.js'
 import { UsageError } from './errors.js'
 import { type Entry, TROUBLESHOOTING } from './troubleshooting.js'
 
 const WIDTH = 100
 
-export async function run(args: string[]): Promise<number> {
-  const { positionals } = parseFlags(args, {}, true)
-  const [code, ...extra] = positionals
-  if (!code || extra.length > 0) throw new UsageError('usage: preflight explain REASON')
+export async function run(code: string): Promise<number> {
   const entry = TROUBLESHOOTING[code]
   if (!entry) throw new UsageError(unknown(code))
   process.stdout.write(formatEntry(code, entry))
