@@ -191,6 +191,9 @@ export const TOKEN_LIST_FLAGS = { format: API_FLAGS.format, ...DB_FLAGS } as con
 
 const token = {
   summary: 'API tokens in the database: create, list, revoke',
+  env: dbEnv,
+  example: 'preflight token create --role worker --label ci-runner',
+  exits: DB_EXITS,
   commands: {
     create: command({
       summary: 'create a token and print it once (only its hash is kept)',
@@ -255,6 +258,9 @@ export const WATCH_FLAGS = {
 
 const dispatches = {
   summary: 'dispatches: why they ended, one in full, a cancel, and endings as they happen',
+  env: apiEnv,
+  example: 'preflight dispatches list --status failed --limit 20',
+  exits: API_EXITS,
   commands: {
     list: command({
       summary: 'list dispatches newest first, with why each ended',
