@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { COMMANDS, type Spec } from '../../src/cli/commands.js'
-import { main } from '../../src/cli/main.js'
+import { runCli } from '../support/cli.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 const BIN = join(ROOT, 'bin/preflight.js')
@@ -16,22 +16,8 @@ const dir = mkdtempSync(join(tmpdir(), 'preflight-help-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk)
-    return true
-  })
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk)
-    return true
-  })
-  try {
-    return { code: await main(argv), stdout, stderr }
-  } finally {
-    out.mockRestore()
-    err.mockRestore()
-  }
+  const { exitCode, stdout, stderr } = await runCli(argv)
+  return { code: exitCode, stdout, stderr }
 }
 
 // Every command path: ['check'], ['token'], ['token', 'create'], …
