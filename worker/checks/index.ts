@@ -131,8 +131,8 @@ const SHAPES = new Map<string, (requirement: string) => string[]>([
 
 function invalidity(req: Declared): string | undefined {
   if (req.problem !== undefined) return req.problem
-  const problems = SHAPES.get(req.kind)?.(req.requirement) ?? []
-  return problems.length > 0 ? problems.join('; ') : undefined
+  // '' (no problem) when the requirement is well-formed
+  return SHAPES.get(req.kind)?.(req.requirement).join('; ')
 }
 
 // A checker's answer, or `error` when it has none, throws, or runs past the timeout (then it is told to stop).
