@@ -51,3 +51,23 @@ export async function call<T>(
   if (res.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)
   throw new ApiRefusal(res.status, error?.code, `the coordinator answered ${res.status} (${said})`)
 }
+
+// The final statuses, as in the contract (kept here so that this function moves alone).
+const FINAL = new Set(['setup_failed', 'preflight_failed', 'succeeded', 'failed', 'expired', 'cancelled'])
+
+// Waits for a dispatch to reach its final status with long-polls of GET /v1/dispatches/{id}
+// ?waitFor=terminal (each at most `pollMs`, 25 s by default: the coordinator caps one at 30 s), and
+// answers it; after `timeoutMs` (default: no limit) answers it as it stands, not final.
+export async function waitForDispatch<T extends { status: string }>(
+  api: Api,
+  id: string,
+  opts: { timeoutMs?: number; pollMs?: number; signal?: AbortSignal } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? Number.POSITIVE_INFINITY)
+  for (;;) {
+    const wait = Math.max(0, Math.min(opts.pollMs ?? 25_000, deadline - Date.now()))
+    const query = new URLSearchParams({ waitFor: 'terminal', timeoutMs: String(Math.round(wait)) })
+    const view = await call<T>(api, 'GET', `v1/dispatches/${encodeURIComponent(id)}`, query, opts.signal)
+    if (FINAL.has(view.status) || Date.now() >= deadline) return view
+  }
+}

@@ -1,6 +1,7 @@
-// `preflight dispatches list|show ID|cancel ID|watch` — the dispatches of a coordinator: listed newest
-// first with why each ended (GET /v1/dispatches, following nextCursor), one in full, a cancel, and the
-// endings as they happen (long-polling GET /v1/dispatches/endings).
+// `preflight dispatches list|show ID|wait ID|cancel ID|watch` — the dispatches of a coordinator: listed
+// newest first with why each ended (GET /v1/dispatches, following nextCursor), one in full, one once it
+// has ended (long-polling GET /v1/dispatches/{id}?waitFor=terminal), a cancel, and the endings as they
+// happen (long-polling GET /v1/dispatches/endings).
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   type DispatchCreated,
@@ -10,14 +11,16 @@ import {
   type DispatchView,
   type EndingsPage,
   EndingsQuery,
+  FINAL_STATUSES,
   MAX_PAGE,
+  METADATA_PARAM,
 } from '../contract/index.js'
-import { type Api, ApiRefusal, call } from './api.js'
+import { type Api, ApiRefusal, call, waitForDispatch } from './api.js'
 import { coordinatorUrl, intFlag, parseFlags, say, tokenFrom } from './args.js'
 import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
 import { UsageError } from './errors.js'
 
-const USAGE = 'usage: preflight dispatches list|show ID|cancel ID|watch [options]'
+const USAGE = 'usage: preflight dispatches list|show ID|wait ID|cancel ID|watch [options]'
 
 const common = {
   coordinator: { type: 'string' },
@@ -39,6 +42,7 @@ export async function run(args: string[]): Promise<number> {
   const [action, ...rest] = args
   if (action === 'list') return list(rest)
   if (action === 'show') return show(rest)
+  if (action === 'wait') return wait(rest)
   if (action === 'cancel') return cancel(rest)
   if (action === 'watch') return watch(rest)
   if (action === '--help' || action === '-h') {
@@ -70,10 +74,22 @@ function queryOf(
   for (const [name, value] of Object.entries(values))
     if ((name in filters || name === 'until') && value !== undefined && typeof value !== 'boolean')
       given[name] = value
+  // --metadata key=value: the parameter metadata.key=value
+  const metadata = values.metadata
+  for (const pair of Array.isArray(metadata) ? metadata : []) {
+    const at = pair.indexOf('=')
+    if (at < 1) throw new UsageError(`--metadata "${pair}" is not key=value`)
+    const name = `${METADATA_PARAM}${pair.slice(0, at)}`
+    if (name in given) throw new UsageError(`--metadata ${pair.slice(0, at)} is given more than once`)
+    given[name] = pair.slice(at + 1)
+  }
   const parsed = schema.safeParse(given)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
-    const flag = String(issue?.path[0] ?? 'filter')
+    const path0 = String(issue?.path[0] ?? 'filter')
+    if (path0.startsWith(METADATA_PARAM) || path0 === 'metadata')
+      throw new UsageError(`--metadata ${path0.slice(METADATA_PARAM.length)}: ${issue?.message ?? 'invalid'}`)
+    const flag = path0
     // a repeated flag's issue names which one
     const value = given[flag]
     const bad = Array.isArray(value) ? value[Number(issue?.path[1] ?? 0)] : value
@@ -91,6 +107,7 @@ async function list(args: string[]): Promise<number> {
     ...filters,
     until: { type: 'string' },
     limit: { type: 'string' },
+    metadata: { type: 'string', multiple: true },
   })
   const format = formatOf(values.format)
   const query = queryOf(values, DispatchesQuery)
@@ -125,6 +142,22 @@ async function show(args: string[]): Promise<number> {
   const view = await call<DispatchView>(apiOf(values), 'GET', `v1/dispatches/${id}`)
   process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
   return 0
+}
+
+// Prints the dispatch once it has ended (as show does); exit 0 when it succeeded, 1 when it ended
+// otherwise, 3 when --timeout-ms passed first (it is printed as it stands).
+async function wait(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...common, 'timeout-ms': { type: 'string' } }, true)
+  const format = formatOf(values.format)
+  const id = idOf(positionals, 'wait')
+  const timeoutMs = intFlag(values['timeout-ms'], 'timeout-ms', 0, 2_147_483_647)
+  const view = await waitForDispatch<DispatchView>(
+    apiOf(values),
+    id,
+    timeoutMs === undefined ? {} : { timeoutMs },
+  )
+  process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
+  return view.status === 'succeeded' ? 0 : FINAL_STATUSES.has(view.status) ? 1 : 3
 }
 
 // A cancel the coordinator refuses (past claimed, no such dispatch) is one line and exit 1.

@@ -23,7 +23,7 @@ commands:
   migrate      apply database migrations
   token        API tokens: token create --role R, token list, token revoke ID
   reports      list preflight reports from a coordinator
-  dispatches   dispatches list, show ID, cancel ID, watch: why dispatches ended, and as they end
+  dispatches   dispatches list, show ID, wait ID, cancel ID, watch: why dispatches ended, and as they end
   explain      explain REASON: what a reason code means and what to look at`
 
 export async function main(argv: string[]): Promise<number> {
