@@ -32,13 +32,19 @@ interface ClaimedRow {
 // How long a queued dispatch waits before it goes ahead of every newer one, whatever their priority.
 export const PRIORITY_AGING_MS = 300_000
 
-// The next queued dispatch the worker may take, locked (FOR UPDATE SKIP LOCKED), one of two index walks:
-// the oldest dispatch queued longer than `agingMs` (dispatches_queued), else — and only then, the
-// first walk found nothing — the highest priority, oldest first (dispatches_queued_priority). Exported
-// for the benchmark's EXPLAIN.
-export function nextQueued(labels: string[] | undefined, agingMs: number): SQL {
-  const fits = sql`(labels IS NULL OR labels <@ ${jsonb(labels ?? [])})`
-  return sql`aged AS (
+// The claim in one statement: the next queued dispatch the worker may take, locked (FOR UPDATE SKIP
+// LOCKED) by one of two index walks — the oldest dispatch queued longer than `agingMs`
+// (dispatches_queued), else, and only when that walk found nothing, the highest priority, oldest first
+// (dispatches_queued_priority) — then leased to the worker, with its `claimed` event. Unexecuted: the
+// benchmark EXPLAINs it.
+export function claimStatement(
+  worker: { workerId: string; labels?: string[] | undefined },
+  leaseMs: number,
+  agingMs: number,
+  token: string,
+): SQL {
+  const fits = sql`(labels IS NULL OR labels <@ ${jsonb(worker.labels ?? [])})`
+  return sql`WITH aged AS (
           SELECT id FROM dispatches
           WHERE status = 'queued' AND created_at < now() - ${interval(agingMs)} AND ${fits}
           ORDER BY created_at, id LIMIT 1
@@ -48,20 +54,7 @@ export function nextQueued(labels: string[] | undefined, agingMs: number): SQL {
           WHERE status = 'queued' AND ${fits} AND NOT EXISTS (SELECT 1 FROM aged)
           ORDER BY priority DESC, created_at, id LIMIT 1
           FOR UPDATE SKIP LOCKED
-        ), next AS (SELECT id FROM aged UNION ALL SELECT id FROM ranked)`
-}
-
-// Takes the next queued dispatch whose labels the worker has (see nextQueued); undefined when there is none.
-export async function claimNext(
-  db: Orm,
-  worker: { workerId: string; labels?: string[] | undefined },
-  leaseMs: number,
-  agingMs = PRIORITY_AGING_MS,
-): Promise<ClaimResponse | undefined> {
-  const token = randomBytes(24).toString('base64url')
-  const row = await one<ClaimedRow>(
-    db,
-    sql`WITH ${nextQueued(worker.labels, agingMs)}, claimed AS (
+        ), next AS (SELECT id FROM aged UNION ALL SELECT id FROM ranked), claimed AS (
           UPDATE dispatches d SET status = 'claimed', attempt = d.attempt + 1, lease_owner = ${worker.workerId},
                  lease_token = ${token}, lease_expires_at = now() + ${interval(leaseMs)}, updated_at = now(),
                  attempt_events = 0, worker_id = ${worker.workerId}
@@ -74,9 +67,19 @@ export async function claimNext(
         )
         SELECT c.id, c.attempt, c.workspace, c.labels, c.subagent_name, c.subagent_version, sv.definition,
                c.lease_token, ${iso('c.lease_expires_at')} AS expires_at, c.priority, c.metadata
-        FROM claimed c JOIN subagent_versions sv ON sv.name = c.subagent_name AND sv.version = c.subagent_version`,
-    PREPARED,
-  )
+        FROM claimed c JOIN subagent_versions sv ON sv.name = c.subagent_name AND sv.version = c.subagent_version`
+}
+
+// Takes the next queued dispatch whose labels the worker has (see claimStatement); undefined when there
+// is none.
+export async function claimNext(
+  db: Orm,
+  worker: { workerId: string; labels?: string[] | undefined },
+  leaseMs: number,
+  agingMs = PRIORITY_AGING_MS,
+): Promise<ClaimResponse | undefined> {
+  const token = randomBytes(24).toString('base64url')
+  const row = await one<ClaimedRow>(db, claimStatement(worker, leaseMs, agingMs, token), PREPARED)
   if (!row) return undefined
   const dispatch: ClaimResponse['dispatch'] = {
     id: row.id,
