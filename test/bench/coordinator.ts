@@ -76,7 +76,7 @@ async function main() {
     }
     // BENCH_CLAIM_ROUNDS=0: without the 100,000 queued dispatches and their claims.
     if (CLAIM_ROUNDS > 0)
-      await runClaimBench({ url: server.url, token: tokens.worker, sql, rounds: CLAIM_ROUNDS })
+      await runClaimBench({ url: server.url, token: tokens.worker, sql, orm: db.orm, rounds: CLAIM_ROUNDS })
     // BENCH_LIST_ROUNDS=0 and BENCH_SCRAPERS=0: without the 1,000,000 dispatches.
     if (LIST_ROUNDS <= 0 && SCRAPERS <= 0) return
     const topUp = performance.now()
