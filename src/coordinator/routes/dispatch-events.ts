@@ -39,35 +39,37 @@ export const streamRoute = authedRoute(['orchestrator', 'operator'], {
     404: errorResponse('no such dispatch (code not-found)'),
   },
 })
-// The route's handler, with this coordinator's count of open streams.
-export function eventStreams(deps: Deps) {
-  let open = 0
-  return async (c: Context, id: string, after: number): Promise<Response> => {
-    const first = await eventsAfter(deps.db.orm, id, after, BATCH)
-    if (!first) throw notFound(`dispatch ${id}`)
-    const { max, keepAliveMs, maxDurationMs } = deps.config.eventStreams
-    if (open >= max)
-      throw new ApiError(
-        503,
-        ErrorCode.Unavailable,
-        `this coordinator serves ${max} event streams already; try again shortly`,
-      )
-    open++
-    return streamSSE(c, async (stream) => {
-      const stop = new AbortController()
-      const end = () => stop.abort()
-      stream.onAbort(end)
-      c.req.raw.signal.addEventListener('abort', end, { once: true })
-      const timer = setTimeout(end, maxDurationMs)
-      try {
-        await pump(deps, stream, id, { after, first, keepAliveMs }, stop.signal)
-      } finally {
-        clearTimeout(timer)
-        c.req.raw.signal.removeEventListener('abort', end)
-        open--
-      }
-    })
-  }
+// Streams open on each coordinator (its Deps).
+const open = new WeakMap<Deps, number>()
+
+// The route's handler: the dispatch's first events read (404 when there is none), a place among the
+// coordinator's streams taken (503 when none is left), then the stream.
+export async function openEventStream(deps: Deps, c: Context, id: string, after: number): Promise<Response> {
+  const first = await eventsAfter(deps.db.orm, id, after, BATCH)
+  if (!first) throw notFound(`dispatch ${id}`)
+  const { max, keepAliveMs, maxDurationMs } = deps.config.eventStreams
+  const streams = open.get(deps) ?? 0
+  if (streams >= max)
+    throw new ApiError(
+      503,
+      ErrorCode.Unavailable,
+      `this coordinator serves ${max} event streams already; try again shortly`,
+    )
+  open.set(deps, streams + 1)
+  return streamSSE(c, async (stream) => {
+    const stop = new AbortController()
+    const end = () => stop.abort()
+    stream.onAbort(end)
+    c.req.raw.signal.addEventListener('abort', end, { once: true })
+    const timer = setTimeout(end, maxDurationMs)
+    try {
+      await pump(deps, stream, id, { after, first, keepAliveMs }, stop.signal)
+    } finally {
+      clearTimeout(timer)
+      c.req.raw.signal.removeEventListener('abort', end)
+      open.set(deps, (open.get(deps) ?? 1) - 1)
+    }
+  })
 }
 
 type Page = NonNullable<Awaited<ReturnType<typeof eventsAfter>>>

@@ -21,7 +21,7 @@ import { readDispatch } from '../db/dispatches.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
 import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
-import { eventStreams, streamRoute } from './dispatch-events.js'
+import { openEventStream, streamRoute } from './dispatch-events.js'
 
 const create = authedRoute(['orchestrator'], {
   method: 'post',
@@ -85,50 +85,45 @@ const cancel = authedRoute(['orchestrator'], {
   },
 })
 
-export function dispatchRoutes(deps: Deps) {
-  const openStream = eventStreams(deps)
-  return (
-    createRouter()
-      .openapi(create, async (c) => {
-        const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
-          maxAttempts: deps.config.maxAttempts,
-          notify: deps.db.kind === 'postgres',
-        })
-        if (!created) return c.json(dispatch, 200)
-        // Long-polling claims of this process wake at once; those of other coordinators through NOTIFY.
-        deps.waker.wake()
-        return c.json(dispatch, 201)
+export const dispatchRoutes = (deps: Deps) =>
+  createRouter()
+    .openapi(create, async (c) => {
+      const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
+        maxAttempts: deps.config.maxAttempts,
+        notify: deps.db.kind === 'postgres',
       })
-      .openapi(list, async (c) => {
-        const query = c.req.valid('query')
-        return c.json(await listDispatches(deps.db.orm, { ...query, metadata: metadataFilter(query) }), 200)
-      })
-      // before {id}: "endings" is no dispatch id
-      .openapi(endings, async (c) => {
-        const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
-        return c.json(await endingsWithin(deps, c.req.valid('query'), gone), 200)
-      })
-      .openapi(get, async (c) => {
-        const { id } = c.req.valid('param')
-        const { waitFor, timeoutMs } = c.req.valid('query')
-        const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
-        const wait =
-          waitFor === undefined ? 0 : Math.min(timeoutMs ?? Infinity, deps.config.dispatchWaitCapMs)
-        return c.json(await viewWithin(deps, id, wait, gone), 200)
-      })
-      .openapi(streamRoute, async (c) => {
-        const after = c.req.valid('header')['last-event-id']
-        return openStream(c, c.req.valid('param').id, after === undefined ? 0 : Number(after))
-      })
-      .openapi(cancel, async (c) => {
-        const { id } = c.req.valid('param')
-        const cancelled = await cancelDispatch(deps.db.orm, id)
-        deps.endings.wake()
-        deps.watch.changed(id)
-        return c.json(cancelled, 200)
-      })
-  )
-}
+      if (!created) return c.json(dispatch, 200)
+      // Long-polling claims of this process wake at once; those of other coordinators through NOTIFY.
+      deps.waker.wake()
+      return c.json(dispatch, 201)
+    })
+    .openapi(list, async (c) => {
+      const query = c.req.valid('query')
+      return c.json(await listDispatches(deps.db.orm, { ...query, metadata: metadataFilter(query) }), 200)
+    })
+    // before {id}: "endings" is no dispatch id
+    .openapi(endings, async (c) => {
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      return c.json(await endingsWithin(deps, c.req.valid('query'), gone), 200)
+    })
+    .openapi(get, async (c) => {
+      const { id } = c.req.valid('param')
+      const { waitFor, timeoutMs } = c.req.valid('query')
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const wait = waitFor === undefined ? 0 : Math.min(timeoutMs ?? Infinity, deps.config.dispatchWaitCapMs)
+      return c.json(await viewWithin(deps, id, wait, gone), 200)
+    })
+    .openapi(streamRoute, async (c) => {
+      const after = c.req.valid('header')['last-event-id']
+      return openEventStream(deps, c, c.req.valid('param').id, after === undefined ? 0 : Number(after))
+    })
+    .openapi(cancel, async (c) => {
+      const { id } = c.req.valid('param')
+      const cancelled = await cancelDispatch(deps.db.orm, id)
+      deps.endings.wake()
+      deps.watch.changed(id)
+      return c.json(cancelled, 200)
+    })
 
 // The dispatch once it has reached a final status, or as it stands after `waitMs`: woken when it may
 // have changed (deps.watch), it reads it again.

@@ -99,14 +99,15 @@ describe('GET /v1/dispatches?metadata.key=value', () => {
   })
 
   it.each([
-    ['a key it cannot hold', '?metadata.task%20id=x'],
-    ['a key given twice', '?metadata.task=a&metadata.task=b'],
-    ['a value over 256 bytes', `?metadata.task=${'x'.repeat(257)}`],
-    ['17 pairs', `?${Array.from({ length: 17 }, (_, i) => `metadata.k${i}=v`).join('&')}`],
-  ])('refuses a metadata filter with %s: 400 invalid-metadata', async (_what, query) => {
+    ['a key it cannot hold', '?metadata.task%20id=x', 'a metadata key is'],
+    ['a key given twice', '?metadata.task=a&metadata.task=b', 'given more than once'],
+    ['a value over 256 bytes', `?metadata.task=${'x'.repeat(257)}`, 'at most 256 bytes'],
+    ['17 pairs', `?${Array.from({ length: 17 }, (_, i) => `metadata.k${i}=v`).join('&')}`, 'at most 16'],
+  ])('refuses a metadata filter with %s: 400 invalid-metadata', async (_what, query, says) => {
     const r = await h.call('GET', `/v1/dispatches${query}`)
     expect(r.status).toBe(400)
     expect(r.body.error.code).toBe('invalid-metadata')
+    expect(r.body.error.message).toContain(says)
   })
 
   it('still refuses an unknown parameter: 400 invalid-request', async () => {

@@ -106,6 +106,18 @@ describe('GET /v1/dispatches/{id}?waitFor=terminal', () => {
   })
 })
 
+describe('the long-poll’s request deadline', () => {
+  // a deadline shorter than the wait: the wait comes on top of it, as for a claim
+  const h = useTestApp({ requestTimeoutMs: 300, dispatchWaitCapMs: 1_000 })
+
+  it('starts after the capped wait: a long wait answers 200, not 503', async () => {
+    const id = await queueDispatch(h)
+    const r = await h.call('GET', waitPath(id, 800))
+    expect(r.status).toBe(200)
+    expect(r.body.status).toBe('queued')
+  })
+})
+
 describe('waiting across coordinators', () => {
   let t: TestDatabase
   beforeAll(async () => {
