@@ -80,6 +80,11 @@ export class DispatchWatch {
 
   private async tick(): Promise<void> {
     const ids = [...this.waiters.keys()]
+    if (ids.length === 0) {
+      // the waiters all left since the look was planned: none until the next one comes
+      this.timer = undefined
+      return
+    }
     try {
       const last = await this.look(ids)
       // a dispatch that is gone wakes its waiters too: they read it and answer so
