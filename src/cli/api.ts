@@ -1,6 +1,6 @@
 // Calls to the coordinator's API for the operators' commands, on preflight/client (one try each): the
 // error envelope turned into one line (a 400 is the flags' fault: a UsageError, exit 2).
-import { ApiError, createClient, NetworkError } from '../client/index.js'
+import { ApiError, type Client, createClient, NetworkError } from '../client/index.js'
 import { UsageError } from './errors.js'
 
 export interface Api {
@@ -28,9 +28,15 @@ export async function call<T>(
   query: URLSearchParams = new URLSearchParams(),
   signal?: AbortSignal,
 ): Promise<T> {
-  const client = createClient({ url: api.base, token: api.token, retry: false })
+  return withClient(api, (client) =>
+    client.request<T>(method, `/${path}`, { query: queryOf(query) }, signal ? { signal } : {}),
+  )
+}
+
+// Any call of the client, with its refusals turned into ApiRefusal / UsageError as `call` does.
+export async function withClient<T>(api: Api, use: (client: Client) => Promise<T>): Promise<T> {
   try {
-    return await client.request<T>(method, `/${path}`, { query: queryOf(query) }, signal ? { signal } : {})
+    return await use(createClient({ url: api.base, token: api.token, retry: false }))
   } catch (err) {
     if (err instanceof NetworkError)
       throw new Error(`cannot reach the coordinator at ${api.base.origin}: ${err.why}`)

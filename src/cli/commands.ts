@@ -103,6 +103,10 @@ export const COORDINATOR_FLAGS = {
   'max-attempts': { arg: 'N', help: 'attempts before a dispatch expires (else PREFLIGHT_MAX_ATTEMPTS)' },
   'sweep-ms': { arg: 'N', help: 'interval of the lease sweeper' },
   'claim-wait-cap-ms': { arg: 'N', help: 'longest long-poll a claim may ask for' },
+  'priority-aging-ms': {
+    arg: 'N',
+    help: 'a dispatch queued this long is claimed before newer ones, whatever their priority (default 300000)',
+  },
   'statement-timeout-ms': { arg: 'N', help: 'bound of each SQL statement' },
   'request-timeout-ms': { arg: 'N', help: 'bound of each HTTP request' },
   ...logFlags,
@@ -249,6 +253,18 @@ export const LIST_FLAGS = {
   ...FILTER_FLAGS,
   until: { arg: 'TIME', help: 'only dispatches that ended before this ISO 8601 time' },
   limit: { arg: 'N', help: 'at most N dispatches' },
+  metadata: {
+    arg: 'KEY=VALUE',
+    many: true,
+    help: 'only dispatches whose metadata has KEY=VALUE (repeatable: all)',
+  },
+} as const satisfies Flags
+export const WAIT_FLAGS = {
+  ...API_FLAGS,
+  'timeout-ms': {
+    arg: 'N',
+    help: 'give up after N ms and print the dispatch as it stands (default: wait on)',
+  },
 } as const satisfies Flags
 export const WATCH_FLAGS = {
   ...API_FLAGS,
@@ -257,7 +273,7 @@ export const WATCH_FLAGS = {
 } as const satisfies Flags
 
 const dispatches = {
-  summary: 'dispatches: why they ended, one in full, a cancel, and endings as they happen',
+  summary: 'dispatches: why they ended, one in full, waiting for one, a cancel, and endings as they happen',
   env: apiEnv,
   example: 'preflight dispatches list --status failed --limit 20',
   exits: API_EXITS,
@@ -278,6 +294,20 @@ const dispatches = {
       example: 'preflight dispatches show 0b6c3f9e-8d1a-4c47-9a57-3f0e5f1f2a11',
       exits: API_EXITS,
       run: async (values, [id]) => (await import('./dispatches.js')).show(values, id as string),
+    }),
+    wait: command({
+      summary: 'wait until a dispatch has ended, then print it in full',
+      args: ['<ID>'],
+      flags: WAIT_FLAGS,
+      env: apiEnv,
+      example: 'preflight dispatches wait 0b6c3f9e-8d1a-4c47-9a57-3f0e5f1f2a11 --timeout-ms 600000',
+      exits: {
+        ...API_EXITS,
+        0: 'it succeeded',
+        1: 'it ended otherwise, or a fault',
+        3: '--timeout-ms passed first (printed as it stands)',
+      },
+      run: async (values, [id]) => (await import('./dispatches.js')).wait(values, id as string),
     }),
     cancel: command({
       summary: 'cancel a dispatch that is not yet past claimed',

@@ -59,6 +59,7 @@ function configFrom(values: Values<typeof COORDINATOR_FLAGS>): Partial<Coordinat
   set('maxAttempts', intFlag(values['max-attempts'] ?? env.PREFLIGHT_MAX_ATTEMPTS, 'max-attempts', 1, 1000))
   set('sweepIntervalMs', intFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
   set('claimWaitCapMs', intFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
+  set('priorityAgingMs', intFlag(values['priority-aging-ms'], 'priority-aging-ms', 1_000, 86_400_000))
   set('requestTimeoutMs', intFlag(values['request-timeout-ms'], 'request-timeout-ms', 100, 3_600_000))
   return config
 }

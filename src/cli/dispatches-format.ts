@@ -59,7 +59,8 @@ export function formatDispatch(view: DispatchView): string {
   const out = [
     `dispatch ${view.id}  ${view.status}  ${view.subagent.name} v${view.subagent.version}  attempt ${view.attempt}/${view.maxAttempts}`,
     `workspace ${where}${view.labels?.length ? `  labels ${view.labels.join(' ')}` : ''}`,
-    `created ${view.createdAt}  updated ${view.updatedAt}`,
+    `created ${view.createdAt}  updated ${view.updatedAt}${view.priority ? `  priority ${view.priority}` : ''}`,
+    ...(view.metadata ? [`metadata ${metadataText(view.metadata)}`] : []),
     '',
     `events${view.eventCount > view.events.length ? ` (the last ${view.events.length} of ${view.eventCount})` : ''}`,
     ...view.events.map((e) => `  ${e.at}  #${e.attempt}  ${e.step}${detailOf(e.detail)}`),
@@ -88,6 +89,12 @@ export function formatDispatch(view: DispatchView): string {
   }
   return `${out.join('\n')}\n`
 }
+
+// key=value pairs, each quoted when it holds a space (as --metadata takes them)
+export const metadataText = (m: Record<string, string>) =>
+  Object.entries(m)
+    .map(([k, v]) => (/[\s"]/.test(v) ? `${k}=${JSON.stringify(v)}` : `${k}=${v}`))
+    .join(' ')
 
 // unmet first, then error, then met: what an operator acts on first
 const rank = (status: string) => (status === 'unmet' ? 0 : status === 'error' ? 1 : 2)

@@ -1,6 +1,7 @@
-// `preflight dispatches list|show ID|cancel ID|watch` — the dispatches of a coordinator: listed newest
-// first with why each ended (GET /v1/dispatches, following nextCursor), one in full, a cancel, and the
-// endings as they happen (long-polling GET /v1/dispatches/endings).
+// `preflight dispatches list|show ID|wait ID|cancel ID|watch` — the dispatches of a coordinator: listed
+// newest first with why each ended (GET /v1/dispatches, following nextCursor), one in full, one once it
+// has ended (long-polling GET /v1/dispatches/{id}?waitFor=terminal), a cancel, and the endings as they
+// happen (long-polling GET /v1/dispatches/endings).
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   type DispatchCreated,
@@ -10,11 +11,20 @@ import {
   type DispatchView,
   type EndingsPage,
   EndingsQuery,
+  FINAL_STATUSES,
   MAX_PAGE,
+  METADATA_PARAM,
 } from '../contract/index.js'
-import { type Api, ApiRefusal, call } from './api.js'
+import { type Api, ApiRefusal, call, withClient } from './api.js'
 import { coordinatorUrl, intFlag, say, tokenFrom } from './args.js'
-import { type API_FLAGS, FILTER_FLAGS, type LIST_FLAGS, type Values, type WATCH_FLAGS } from './commands.js'
+import {
+  type API_FLAGS,
+  FILTER_FLAGS,
+  type LIST_FLAGS,
+  type Values,
+  type WAIT_FLAGS,
+  type WATCH_FLAGS,
+} from './commands.js'
 import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
 import { UsageError } from './errors.js'
 
@@ -45,10 +55,21 @@ function queryOf(
   for (const [name, value] of Object.entries(values))
     if ((name in FILTER_FLAGS || name === 'until') && value !== undefined && typeof value !== 'boolean')
       given[name] = value
+  // --metadata key=value: the parameter metadata.key=value
+  const metadata = values.metadata
+  for (const pair of Array.isArray(metadata) ? metadata : []) {
+    const at = pair.indexOf('=')
+    if (at < 1) throw new UsageError(`--metadata "${pair}" is not key=value`)
+    const name = `${METADATA_PARAM}${pair.slice(0, at)}`
+    if (name in given) throw new UsageError(`--metadata ${pair.slice(0, at)} is given more than once`)
+    given[name] = pair.slice(at + 1)
+  }
   const parsed = schema.safeParse(given)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const flag = String(issue?.path[0] ?? 'filter')
+    if (flag.startsWith(METADATA_PARAM) || flag === 'metadata')
+      throw new UsageError(`--metadata ${flag.slice(METADATA_PARAM.length)}: ${issue?.message ?? 'invalid'}`)
     // a repeated flag's issue names which one
     const value = given[flag]
     const bad = Array.isArray(value) ? value[Number(issue?.path[1] ?? 0)] : value
@@ -91,6 +112,18 @@ export async function show(values: ApiFlags, idText: string): Promise<number> {
   const view = await call<DispatchView>(apiOf(values), 'GET', `v1/dispatches/${id}`)
   process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
   return 0
+}
+
+// Prints the dispatch once it has ended (as show does); exit 0 when it succeeded, 1 when it ended
+// otherwise, 3 when --timeout-ms passed first (it is printed as it stands).
+export async function wait(values: Values<typeof WAIT_FLAGS>, idText: string): Promise<number> {
+  const format = formatOf(values.format)
+  const id = checkId(idText)
+  const timeoutMs = intFlag(values['timeout-ms'], 'timeout-ms', 0, 2_147_483_647)
+  const wait = timeoutMs === undefined ? {} : { timeoutMs }
+  const view = await withClient(apiOf(values), (client) => client.waitForDispatch(id, wait))
+  process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
+  return view.status === 'succeeded' ? 0 : FINAL_STATUSES.has(view.status) ? 1 : 3
 }
 
 // A cancel the coordinator refuses (past claimed, no such dispatch) is one line and exit 1.

@@ -214,13 +214,28 @@ export function createClient(opts: ClientOptions) {
     // sent again only with an idempotencyKey (without one, a retry could queue it twice)
     createDispatch: (body: CreateDispatchRequest, call?: CallOptions) =>
       request<DispatchCreated>('POST', '/v1/dispatches', { body }, call, body.idempotencyKey !== undefined),
-    listDispatches: (query: Partial<DispatchesQuery> = {}, call?: CallOptions) =>
-      request<DispatchPage>('GET', '/v1/dispatches', { query }, call),
+    // metadata filters as their parameters: { 'metadata.task': 'T-1' }
+    listDispatches: (
+      query: Partial<DispatchesQuery> & Record<`metadata.${string}`, string> = {},
+      call?: CallOptions,
+    ) => request<DispatchPage>('GET', '/v1/dispatches', { query: query as Query }, call),
     // long-poll: waits up to query.waitMs for a dispatch to end
     listEndings: (query: Partial<EndingsQuery> = {}, call?: CallOptions) =>
       request<EndingsPage>('GET', '/v1/dispatches/endings', { query }, call),
     getDispatch: (id: string, call?: CallOptions) =>
       request<DispatchView>('GET', `/v1/dispatches/${seg(id)}`, {}, call),
+    // The dispatch once it has reached a final status, by long-polls of getDispatch ?waitFor=terminal
+    // (each at most `pollMs`, 25 s by default: the coordinator caps one at 30 s); after `timeoutMs`
+    // (default: no limit) as it stands, not final.
+    waitForDispatch: async (id: string, opts: WaitOptions = {}): Promise<DispatchView> => {
+      const deadline = Date.now() + (opts.timeoutMs ?? Number.POSITIVE_INFINITY)
+      for (;;) {
+        const timeoutMs = Math.round(Math.max(0, Math.min(opts.pollMs ?? 25_000, deadline - Date.now())))
+        const query = { waitFor: 'terminal', timeoutMs }
+        const view = await request<DispatchView>('GET', `/v1/dispatches/${seg(id)}`, { query }, opts)
+        if (FINAL_STATUSES.has(view.status) || Date.now() >= deadline) return view
+      }
+    },
     cancelDispatch: (id: string, call?: CallOptions) =>
       request<DispatchCreated>('POST', `/v1/dispatches/${seg(id)}/cancel`, {}, call),
 
@@ -263,6 +278,22 @@ export function createClient(opts: ClientOptions) {
   }
 }
 export type Client = ReturnType<typeof createClient>
+
+export interface WaitOptions extends CallOptions {
+  timeoutMs?: number
+  pollMs?: number
+}
+
+// The final statuses, as the contract's FINAL_STATUSES (test/client/client.test.ts compares them): kept
+// here so that the client imports the contract's types only, never zod.
+export const FINAL_STATUSES: ReadonlySet<string> = new Set([
+  'setup_failed',
+  'preflight_failed',
+  'succeeded',
+  'failed',
+  'expired',
+  'cancelled',
+])
 
 const seg = encodeURIComponent
 

@@ -4,6 +4,7 @@ import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { FreeJsonObject } from './json.js'
 import { REPO_SECRET_MESSAGE, repoHasSecret } from './repo-url.js'
 import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
+import { Metadata, Priority } from './steering.js'
 import { Timestamp } from './timestamp.js'
 
 const noNul = (s: string) => !s.includes('\0')
@@ -96,6 +97,8 @@ export const CreateDispatchRequest = z.strictObject({
   workspace: Workspace,
   idempotencyKey: text(256).optional(),
   labels: Labels.optional(),
+  priority: Priority.optional(),
+  metadata: Metadata.optional(),
 })
 export type CreateDispatchRequest = z.infer<typeof CreateDispatchRequest>
 
@@ -151,6 +154,8 @@ export const DispatchView = z.object({
   workspace: Workspace,
   labels: Labels.optional(),
   idempotencyKey: z.string().optional(),
+  priority: Priority,
+  metadata: Metadata.optional(),
   // The newest events (at most 200), oldest first; eventCount counts them all.
   events: z.array(DispatchEvent),
   eventCount: z.number().int().min(0),
@@ -180,6 +185,8 @@ export const ClaimResponse = z.object({
     workspace: Workspace,
     subagent: SubagentRef,
     labels: Labels.optional(),
+    priority: Priority.optional(),
+    metadata: Metadata.optional(),
   }),
   subagent: SubagentDefinition,
   lease: Lease,

@@ -5,6 +5,7 @@ import { DISPATCH_STATUSES, DispatchStatus, SubagentRef } from './api.js'
 import { CreatedWindow, FilterName, PageCursor, PageLimit } from './paging.js'
 import { CheckStatus, Code, Outcome } from './report.js'
 import { RequirementKind } from './requirements.js'
+import { checkMetadataParams, Metadata, Priority } from './steering.js'
 import { Timestamp } from './timestamp.js'
 
 // `status` may be repeated (`?status=failed&status=expired`): any of them.
@@ -23,8 +24,14 @@ const Filters = {
   ),
 }
 
+const ListFields = { ...Filters, ...CreatedWindow, limit: PageLimit(50), cursor: PageCursor.optional() }
+const listParams = new Set(Object.keys(ListFields))
+
+// Besides its own parameters, `metadata.<key>=<value>` (repeatable with other keys: all must match).
 export const DispatchesQuery = z
-  .strictObject({ ...Filters, ...CreatedWindow, limit: PageLimit(50), cursor: PageCursor.optional() })
+  .object(ListFields)
+  .catchall(z.unknown())
+  .superRefine((q, ctx) => checkMetadataParams(q, listParams, ctx))
   .refine(
     (q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until),
     {
@@ -67,6 +74,8 @@ export const DispatchItem = z.object({
   attempt: z.number().int().min(0),
   maxAttempts: z.number().int().min(1),
   subagent: SubagentRef,
+  priority: Priority,
+  metadata: Metadata.optional(),
   workerId: z.string().nullable().describe('the worker of the latest claim; null before the first'),
   createdAt: Timestamp,
   updatedAt: Timestamp,

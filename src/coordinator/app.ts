@@ -1,4 +1,5 @@
 // createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
+import type { Context } from 'hono'
 import { requestId } from 'hono/request-id'
 import { secureHeaders } from 'hono/secure-headers'
 import { type AppDeps, resolveDeps } from './config.js'
@@ -7,7 +8,7 @@ import { authenticate, requireMetricsToken } from './http/auth.js'
 import { limitBody } from './http/body-limit.js'
 import { deadline } from './http/deadline.js'
 import { ApiError, ErrorCode } from './http/errors.js'
-import { createRouter, renderError } from './http/http.js'
+import { type AppEnv, createRouter, renderError } from './http/http.js'
 import { describeApi } from './http/openapi.js'
 import { dispatchRoutes, ENDINGS_PATH } from './routes/dispatches.js'
 import { docsRoutes } from './routes/docs.js'
@@ -22,10 +23,15 @@ import { uiRoutes } from './ui/routes.js'
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
   const app = createRouter()
-  const { requestTimeoutMs, claimWaitCapMs, endingsWaitCapMs } = deps.config
+  const { requestTimeoutMs, claimWaitCapMs, endingsWaitCapMs, dispatchWaitCapMs } = deps.config
   // A long-poll may wait its capped waitMs before its deadline starts to matter.
-  const waitCap = (path: string) =>
-    path === CLAIM_PATH ? claimWaitCapMs : path === ENDINGS_PATH ? endingsWaitCapMs : 0
+  const waitCap = (c: Context<AppEnv>) => {
+    const path = c.req.path
+    if (path === CLAIM_PATH) return claimWaitCapMs
+    if (path === ENDINGS_PATH) return endingsWaitCapMs
+    const waits = c.req.method === 'GET' && path.startsWith('/v1/dispatches/') && c.req.query('waitFor')
+    return waits ? dispatchWaitCapMs : 0
+  }
   app.use(
     '*',
     deps.metrics.middleware,
@@ -34,7 +40,7 @@ export function createApp(input: AppDeps) {
     requestId(),
     accessLog(deps.log),
     secureHeaders(),
-    deadline((c) => requestTimeoutMs + waitCap(c.req.path)),
+    deadline((c) => requestTimeoutMs + waitCap(c)),
   )
   app.use(
     '/v1/*',

@@ -3,9 +3,11 @@
 import { type Log, silentLog } from '../log/log.js'
 import { DEFAULT_DELIVERY, type DeliveryConfig } from './alerts/deliver.js'
 import type { Database } from './db/client.js'
-import type { EventLimits } from './db/events.js'
+import { type EventLimits, lastEventIds } from './db/events.js'
+import { PRIORITY_AGING_MS } from './db/leases.js'
 import { ClaimHints } from './dispatch/claim-hints.js'
 import { Waker } from './dispatch/waker.js'
+import { DispatchWatch } from './dispatch/watch.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
 import { TokenCache } from './http/token-cache.js'
 
@@ -25,6 +27,18 @@ export interface CoordinatorConfig {
   // An ending is answered once it is this old: it is stamped when its statement starts and seen when
   // it commits, so a younger one may still be followed by an older stamp (see db/dispatch-list.ts).
   endingsSettleMs: number
+  // A queued dispatch waiting longer than this is claimed before every newer one, whatever their
+  // priority (docs/dispatches.md).
+  priorityAgingMs: number
+  // Upper bound for the timeoutMs of GET /v1/dispatches/{id}?waitFor=terminal (long-poll).
+  dispatchWaitCapMs: number
+  // Requests waiting on one dispatch (that long-poll, event streams) look this often, all together, for
+  // what other coordinators wrote; this coordinator's writes and every ending wake them at once.
+  watchPollMs: number
+  // GET /v1/dispatches/{id}/events: streams open at once on this coordinator (beyond: 503), a keep-alive
+  // comment after this long without an event, and how long one stays open at most (then the client
+  // resumes with Last-Event-ID).
+  eventStreams: { max: number; keepAliveMs: number; maxDurationMs: number }
   // How often the server sweeps lapsed leases.
   sweepIntervalMs: number
   bodyLimitBytes: number
@@ -55,6 +69,10 @@ const defaultConfig: CoordinatorConfig = {
   endingsWaitCapMs: 30_000,
   endingsPollMs: 1_000,
   endingsSettleMs: 1_000,
+  priorityAgingMs: PRIORITY_AGING_MS,
+  dispatchWaitCapMs: 30_000,
+  watchPollMs: 1_000,
+  eventStreams: { max: 100, keepAliveMs: 15_000, maxDurationMs: 900_000 },
   sweepIntervalMs: 5_000,
   bodyLimitBytes: 1024 * 1024,
   tokenCacheMs: 10_000,
@@ -72,6 +90,7 @@ export interface AppDeps {
   config?: Partial<CoordinatorConfig>
   waker?: Waker
   endings?: Waker
+  watch?: DispatchWatch
   hints?: ClaimHints
   metrics?: Metrics
   tokens?: TokenCache
@@ -84,6 +103,8 @@ export interface Deps {
   waker: Waker
   // Woken when a dispatch of this coordinator ends: long-polls of GET /v1/dispatches/endings look again.
   endings: Waker
+  // Woken when one dispatch may have changed: long-polls of GET /v1/dispatches/{id} and event streams.
+  watch: DispatchWatch
   hints: ClaimHints
   metrics: Metrics
   tokens: TokenCache
@@ -97,6 +118,7 @@ export function resolveDeps(deps: AppDeps): Deps {
     config,
     waker: deps.waker ?? new Waker(),
     endings: deps.endings ?? new Waker(),
+    watch: deps.watch ?? new DispatchWatch((ids) => lastEventIds(deps.db.orm, ids), config.watchPollMs),
     hints: deps.hints ?? new ClaimHints(),
     metrics:
       deps.metrics ??

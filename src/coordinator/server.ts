@@ -9,9 +9,10 @@ import { createApp } from './app.js'
 import { type CoordinatorConfig, type Deps, resolveDeps } from './config.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
-import { NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
+import { ENDED_CHANNEL, NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
 import { WEBHOOKS_CHANNEL } from './db/webhooks.js'
 import { Waker } from './dispatch/waker.js'
+import type { DispatchWatch } from './dispatch/watch.js'
 
 export interface ServerOptions {
   db: Database
@@ -22,6 +23,7 @@ export interface ServerOptions {
   // tests pass their own, to see when a claim (or a long-poll of the endings) is parked
   waker?: Waker
   endings?: Waker
+  watch?: DispatchWatch
 }
 
 export interface RunningServer {
@@ -40,12 +42,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     config: opts.config ?? {},
     waker: opts.waker ?? new Waker(),
     endings: opts.endings ?? new Waker(),
+    ...(opts.watch ? { watch: opts.watch } : {}),
     log,
   })
   const app = createApp(deps)
   // After a lost LISTEN connection, a missed NOTIFY is made up for: claims look again, tokens are re-read.
   const wake = () => deps.waker.wake()
   const unlistenDispatches = await opts.db.listen(NOTIFY_CHANNEL, wake, wake)
+  // Any coordinator's ending: the endings' long-polls and what waits on that dispatch look at once.
+  const ended = (id: string) => {
+    deps.endings.wake()
+    deps.watch.changed(id)
+  }
+  const unlistenEnded = await opts.db.listen(ENDED_CHANNEL, ended, () => {
+    deps.endings.wake()
+    deps.watch.wakeAll()
+  })
   const forget = () => deps.tokens.invalidate()
   const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
   const sweeper = startSweeper(deps)
@@ -63,8 +75,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         clearInterval(sweeper)
         deps.waker.close()
         deps.endings.close()
+        deps.watch.close()
         await closeServer(server)
         await unlistenDispatches().catch(() => {})
+        await unlistenEnded().catch(() => {})
         await unlistenTokens().catch(() => {})
         await unlistenWebhooks().catch(() => {})
         await deliverer.stop()
@@ -74,7 +88,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-function startSweeper({ db, waker, endings, metrics, config, log }: Deps) {
+function startSweeper({ db, waker, endings, watch, metrics, config, log }: Deps) {
   let busy = false
   const timer = setInterval(async () => {
     if (busy) return
@@ -87,6 +101,7 @@ function startSweeper({ db, waker, endings, metrics, config, log }: Deps) {
       for (let i = 0; i < expired; i++) metrics.recordEnded('expired', 'lease-expired')
       if (lapsed.length > expired) waker.wake()
       if (expired > 0) endings.wake()
+      for (const { id } of lapsed) watch.changed(id)
     } catch (err) {
       log.warn('lease sweep failed', { err })
     } finally {

@@ -1,8 +1,10 @@
 // `npm run bench:coordinator`: the coordinator on a fresh PostgreSQL database over real HTTP.
 // The coordinator is the built CLI (`npm run build` first) in its own process.
 // 1. full dispatch cycles with 4 concurrent workers; 2. the operators' queries on 1,000,000
-// generated requirement results, with their plans; 3. GET /v1/dispatches on 1,000,000 dispatches, with
-// its plans; 4. /readyz and GET /v1/reports while 40 scrapers hit /metrics on those dispatches.
+// generated requirement results, with their plans; 3. the claim with 100,000 queued dispatches of
+// uniform and of mixed priority, and the metadata filter, with their plans; 4. GET /v1/dispatches on
+// 1,000,000 dispatches, with its plans; 5. /readyz and GET /v1/reports while 40 scrapers hit /metrics
+// on those dispatches.
 // Prints figures, asserts nothing; the database
 // is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
 // the other switches (cycles only, CPU windows, profiling) are in docs/benchmarks.md.
@@ -10,6 +12,7 @@ import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import type { Role } from '../../src/contract/index.js'
 import { connectPostgres } from '../../src/coordinator/db/client.js'
+import { runClaimBench } from './coordinator-claims.js'
 import { runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
 import { generateDispatches, runListBench } from './coordinator-dispatches.js'
@@ -21,6 +24,7 @@ const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const CYCLE_SECONDS = Number(process.env.BENCH_CYCLE_SECONDS ?? 20)
 const CYCLE_ROUNDS = Number(process.env.BENCH_CYCLE_ROUNDS ?? 5)
 const QUERY_ROUNDS = Number(process.env.BENCH_QUERY_ROUNDS ?? 200)
+const CLAIM_ROUNDS = Number(process.env.BENCH_CLAIM_ROUNDS ?? 500)
 const LIST_ROUNDS = Number(process.env.BENCH_LIST_ROUNDS ?? 200)
 const SCRAPERS = Number(process.env.BENCH_SCRAPERS ?? 40)
 const SCRAPE_SECONDS = Number(process.env.BENCH_SCRAPE_SECONDS ?? 10)
@@ -70,6 +74,9 @@ async function main() {
       )
       await runQueryBench({ url: server.url, token: tokens.operator, sql, orm: db.orm, rounds: QUERY_ROUNDS })
     }
+    // BENCH_CLAIM_ROUNDS=0: without the 100,000 queued dispatches and their claims.
+    if (CLAIM_ROUNDS > 0)
+      await runClaimBench({ url: server.url, token: tokens.worker, sql, orm: db.orm, rounds: CLAIM_ROUNDS })
     // BENCH_LIST_ROUNDS=0 and BENCH_SCRAPERS=0: without the 1,000,000 dispatches.
     if (LIST_ROUNDS <= 0 && SCRAPERS <= 0) return
     const topUp = performance.now()

@@ -9,6 +9,7 @@ const base: DispatchItem = {
   attempt: 0,
   maxAttempts: 3,
   subagent: { name: 'web', version: 2 },
+  priority: 0,
   workerId: null,
   createdAt: '2026-06-07T08:00:00.000Z',
   updatedAt: '2026-06-07T08:00:00.000Z',
@@ -80,6 +81,7 @@ describe('formatDispatch', () => {
     attempt: 1,
     maxAttempts: 3,
     subagent: { name: 'web', version: 2 },
+    priority: 0,
     workspace: { repo: 'https://git.example/app.git', ref: 'main' },
     events: [
       { step: 'created', at: '2026-06-07T08:00:00.000Z', attempt: 0 },

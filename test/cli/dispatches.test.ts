@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/cli/errors.js'
 import { execute } from '../../src/cli/main.js'
 import type { Role } from '../../src/contract/index.js'
+import { lastEventIds } from '../../src/coordinator/db/events.js'
 import { Waker } from '../../src/coordinator/dispatch/waker.js'
+import { DispatchWatch } from '../../src/coordinator/dispatch/watch.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import {
@@ -29,6 +31,8 @@ let t: TestDatabase
 let server: RunningServer
 // the server's: `endings.waiting` tells when a watch is listening
 const endings = new Waker()
+// and `watch.waiting` when a wait is
+const watch = new DispatchWatch((ids) => lastEventIds(t.db.orm, ids), 1_000)
 // The server as the dispatch-state helpers drive it: over HTTP, with the database at hand.
 let h: TestApp
 const d = {} as Record<'setup' | 'unmet' | 'failed' | 'running' | 'queued', Driven>
@@ -45,6 +49,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     config: { endingsSettleMs: 0 },
     endings,
+    watch,
   })
   h = { t, call: (method, path, opts) => request(method, path, opts) } as TestApp
   d.setup = await setupFailed(h, { def: definition('web'), detail: 'a\nb\nnpm ERR! missing script: build\n' })
@@ -217,5 +222,65 @@ describe('preflight dispatches watch', () => {
     const r = await watch
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toBe('')
+  })
+})
+
+describe('preflight dispatches list --metadata', () => {
+  it('passes each pair as metadata.key=value: all must match', async () => {
+    const a = await queued(h, definition('web'), { metadata: { task: 'T-7', team: 'web' } })
+    const b = await queued(h, definition('web'), { metadata: { task: 'T-7', team: 'api' } })
+    const r = await dispatches(['list', '--metadata', 'task=T-7', '--format', 'json'])
+    expect(r.exitCode).toBe(0)
+    expect(JSON.parse(r.stdout).map((i: { id: string }) => i.id)).toEqual([b, a])
+    const both = await dispatches([
+      'list',
+      '--metadata',
+      'task=T-7',
+      '--metadata',
+      'team=web',
+      '--format',
+      'json',
+    ])
+    expect(JSON.parse(both.stdout)).toMatchObject([{ id: a, metadata: { task: 'T-7', team: 'web' } }])
+    const shown = await dispatches(['show', a])
+    expect(shown.stdout).toContain('metadata task=T-7 team=web')
+    // out of the way of the later tests' claims
+    for (const id of [a, b]) await request('POST', `/v1/dispatches/${id}/cancel`)
+  })
+
+  it.each([
+    ['no "="', ['--metadata', 'task']],
+    ['a key it cannot hold', ['--metadata', 'task id=x']],
+    ['a key twice', ['--metadata', 'task=a', '--metadata', 'task=b']],
+  ])('exits 2 for a pair with %s, before asking the coordinator', async (_what, flags) => {
+    const r = await dispatches(['list', ...flags], { PREFLIGHT_URL: 'http://127.0.0.1:9' })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/^preflight: --metadata /)
+  })
+})
+
+describe('preflight dispatches wait', () => {
+  it('prints the dispatch once it has ended: exit 0 for succeeded, 1 otherwise', async () => {
+    const { id, fence } = await running(h, { def: definition('web') })
+    const waiting = dispatches(['wait', id, '--format', 'json'])
+    await waitFor(() => watch.waiting === 1, { timeoutMs: 10_000, what: 'the wait to be parked' })
+    await request('POST', `/v1/dispatches/${id}/complete`, {
+      role: 'worker',
+      body: { ...fence, exitCode: 0 },
+    })
+    const r = await waiting
+    expect(r.exitCode).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ id, status: 'succeeded' })
+    expect((await dispatches(['wait', d.failed.id])).exitCode).toBe(1)
+  })
+
+  it('exits 3 with the dispatch as it stands after --timeout-ms', async () => {
+    const id = await queued(h, definition('web'))
+    const started = Date.now()
+    const r = await dispatches(['wait', id, '--timeout-ms', '300', '--format', 'json'])
+    expect(r.exitCode).toBe(3)
+    expect(JSON.parse(r.stdout).status).toBe('queued')
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300)
+    await request('POST', `/v1/dispatches/${id}/cancel`)
   })
 })

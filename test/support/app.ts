@@ -5,7 +5,9 @@ import { afterAll, beforeAll } from 'vitest'
 import type { Role } from '../../src/contract/index.js'
 import { createApp } from '../../src/coordinator/app.js'
 import type { CoordinatorConfig } from '../../src/coordinator/config.js'
+import { lastEventIds } from '../../src/coordinator/db/events.js'
 import { Waker } from '../../src/coordinator/dispatch/waker.js'
+import { DispatchWatch } from '../../src/coordinator/dispatch/watch.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import type { Log } from '../../src/log/log.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from './db.js'
@@ -24,6 +26,8 @@ export interface TestApp {
   waker: Waker
   // the same for long-polls of GET /v1/dispatches/endings
   endings: Waker
+  // what waits on one dispatch: long-polls of GET /v1/dispatches/{id}, event streams
+  watch: DispatchWatch
   call(
     method: string,
     path: string,
@@ -50,12 +54,14 @@ export async function createTestApp(
   )
   const waker = new Waker()
   const endings = new Waker()
-  const app = createApp({ db: t.db, config, waker, endings, ...(opts.log ? { log: opts.log } : {}) })
+  const watch = new DispatchWatch((ids) => lastEventIds(t.db.orm, ids), config.watchPollMs ?? 1_000)
+  const app = createApp({ db: t.db, config, waker, endings, watch, ...(opts.log ? { log: opts.log } : {}) })
   return {
     app,
     t,
     waker,
     endings,
+    watch,
     async call(method, path, { role = 'admin', body, raw } = {}) {
       const headers: Record<string, string> = {}
       if (role) headers.authorization = `Bearer ${tokens[role]}`
@@ -102,6 +108,9 @@ export function useTestApp(
     },
     get endings() {
       return get().endings
+    },
+    get watch() {
+      return get().watch
     },
     call: (method, path, opts) => get().call(method, path, opts),
     close: () => get().close(),

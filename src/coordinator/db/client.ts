@@ -18,7 +18,11 @@ export interface Database {
   // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe. `onListen` is
   // told each time the subscription is made again after its connection was lost (notifications sent
   // meanwhile are lost).
-  listen(channel: string, onNotify: () => void, onListen?: () => void): Promise<() => Promise<void>>
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListen?: () => void,
+  ): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -70,7 +74,7 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
         if (!first) onListen?.()
         first = false
       }
-      const sub = await client.listen(channel, () => onNotify(), relistened)
+      const sub = await client.listen(channel, (payload) => onNotify(payload), relistened)
       return () => sub.unlisten()
     },
     close: () => client.end({ timeout: 5 }),

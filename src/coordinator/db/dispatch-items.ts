@@ -1,7 +1,7 @@
 // A listed dispatch as a row and as the wire item: its state, and why it ended — the setup reason and
 // the tail of its output, the report's requirements that were not met, the last fault, the exit code.
 import { type SQL, sql } from 'drizzle-orm'
-import type { DispatchItem, DispatchStatus } from '../../contract/index.js'
+import type { DispatchItem, DispatchStatus, Metadata } from '../../contract/index.js'
 import { iso, isoMicro, isoText } from './sql.js'
 
 // Bounds of one item: the end of a setup's output, the failed requirements named, a fault's message.
@@ -16,6 +16,8 @@ export interface ItemRow {
   max_attempts: number
   subagent_name: string
   subagent_version: number
+  priority: number
+  metadata: unknown
   worker_id: string | null
   key: string
   created_at: string
@@ -49,7 +51,7 @@ const faultOf = sql.raw(`CASE WHEN d.status = 'expired' THEN (
 export const itemColumns = (
   key: string,
 ): SQL => sql`d.id, d.status, d.attempt, d.max_attempts, d.subagent_name,
-  d.subagent_version, d.worker_id, ${isoMicro(key)} AS key, ${iso('d.created_at')} AS created_at,
+  d.subagent_version, d.priority, d.metadata, d.worker_id, ${isoMicro(key)} AS key, ${iso('d.created_at')} AS created_at,
   ${iso('d.updated_at')} AS updated_at, ${iso('d.ended_at')} AS ended_at, d.completion -> 'exitCode' AS exit_code,
   CASE WHEN d.status = 'setup_failed' THEN d.completion ->> 'reason' END AS setup_reason,
   CASE WHEN d.status = 'setup_failed' THEN right(d.completion ->> 'detail', ${OUTPUT_TAIL_CHARS}::int) END AS output_tail,
@@ -68,11 +70,14 @@ export function toItem(row: ItemRow): DispatchItem {
     attempt: row.attempt,
     maxAttempts: row.max_attempts,
     subagent: { name: row.subagent_name, version: row.subagent_version },
+    priority: row.priority,
     workerId: row.worker_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     endedAt: row.ended_at,
   }
+  const metadata = parsed<Metadata>(row.metadata)
+  if (metadata) item.metadata = metadata
   const exitCode = parsed<unknown>(row.exit_code)
   const code = typeof exitCode === 'number' && Number.isSafeInteger(exitCode) ? exitCode : undefined
   if (row.setup_reason !== null) {

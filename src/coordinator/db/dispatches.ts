@@ -6,6 +6,7 @@ import type {
   DispatchCreated,
   DispatchStatus,
   DispatchView,
+  Metadata,
   Workspace,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
@@ -26,9 +27,11 @@ export async function insertDispatch(
     sql`WITH sv AS (
           SELECT name, version FROM subagent_versions WHERE name = ${req.subagent} ORDER BY version DESC LIMIT 1
         ), ins AS (
-          INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts)
+          INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
+                                  priority, metadata)
           SELECT ${randomUUID()}, sv.name, sv.version, ${jsonb(req.workspace)}, ${jsonb(req.labels)},
-                 ${req.idempotencyKey ?? null}, ${opts.maxAttempts} FROM sv
+                 ${req.idempotencyKey ?? null}, ${opts.maxAttempts}, ${req.priority ?? 0}::int, ${jsonb(req.metadata)}
+          FROM sv
           ON CONFLICT (idempotency_key) DO NOTHING
           RETURNING id, status
         ), ev AS (
@@ -46,13 +49,16 @@ export interface KeyedRow {
   subagent_name: string
   workspace: Workspace
   labels: string[] | null
+  priority: number
+  metadata: Metadata | null
 }
 
 // The dispatch created with this idempotency key, as the request that created it.
 export async function findByKey(db: Orm, key: string) {
   return one<KeyedRow>(
     db,
-    sql`SELECT id, status, subagent_name, workspace, labels FROM dispatches WHERE idempotency_key = ${key}`,
+    sql`SELECT id, status, subagent_name, workspace, labels, priority, metadata FROM dispatches
+        WHERE idempotency_key = ${key}`,
   )
 }
 
@@ -66,20 +72,33 @@ interface DispatchRow {
   workspace: Workspace
   labels: string[] | null
   idempotency_key: string | null
+  priority: number
+  metadata: Metadata | null
   completion: DispatchView['completion'] | null
   created_at: string
   updated_at: string
 }
 
 export async function findDispatch(db: Orm, id: string): Promise<DispatchView | undefined> {
+  return (await readDispatch(db, id))?.view
+}
+
+// The dispatch's view and the id of its newest event (what a waiter has seen of it).
+export async function readDispatch(
+  db: Orm,
+  id: string,
+): Promise<{ view: DispatchView; lastEventId: number } | undefined> {
   const row = await one<DispatchRow>(
     db,
     sql`SELECT id, status, attempt, max_attempts, subagent_name, subagent_version, workspace, labels,
-               idempotency_key, completion, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at
+               idempotency_key, priority, metadata, completion, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at
         FROM dispatches WHERE id = ${id}`,
   )
   if (!row) return undefined
-  const [{ events, total }, preflight] = await Promise.all([listEvents(db, id), findLatestPreflight(db, id)])
+  const [{ events, total, lastId }, preflight] = await Promise.all([
+    listEvents(db, id),
+    findLatestPreflight(db, id),
+  ])
   const view: DispatchView = {
     id: row.id,
     status: row.status,
@@ -87,6 +106,7 @@ export async function findDispatch(db: Orm, id: string): Promise<DispatchView | 
     maxAttempts: row.max_attempts,
     subagent: { name: row.subagent_name, version: row.subagent_version },
     workspace: row.workspace,
+    priority: row.priority,
     events,
     eventCount: total,
     createdAt: row.created_at,
@@ -94,9 +114,10 @@ export async function findDispatch(db: Orm, id: string): Promise<DispatchView | 
   }
   if (row.labels) view.labels = row.labels
   if (row.idempotency_key !== null) view.idempotencyKey = row.idempotency_key
+  if (row.metadata) view.metadata = row.metadata
   if (preflight) view.preflight = preflight
   if (row.completion) view.completion = row.completion
-  return view
+  return { view, lastEventId: lastId }
 }
 
 // queued or claimed → cancelled; undefined when the dispatch is in no state to be (or does not exist).

@@ -1,7 +1,7 @@
 // The dispatch event log: coordinator steps (created, claimed, …) and the worker's lifecycle steps.
 // Worker events are bounded (EventLimits); a read answers the newest EVENTS_SHOWN and the total.
 import { sql } from 'drizzle-orm'
-import type { DispatchEvent, Fence } from '../../contract/index.js'
+import type { DispatchEvent, DispatchStatus, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { iso, jsonb } from './sql.js'
 
@@ -18,19 +18,26 @@ export interface EventLimits {
 export async function listEvents(
   db: Orm,
   dispatchId: string,
-): Promise<{ events: DispatchEvent[]; total: number }> {
-  const list = await rows<{ step: string; at: string; attempt: number; detail: unknown; total: number }>(
+): Promise<{ events: DispatchEvent[]; total: number; lastId: number }> {
+  const list = await rows<{
+    id: string
+    step: string
+    at: string
+    attempt: number
+    detail: unknown
+    total: number
+  }>(
     db,
-    sql`SELECT step, ${iso('at')} AS at, attempt, detail,
+    sql`SELECT id, step, ${iso('at')} AS at, attempt, detail,
                (SELECT count(*)::int FROM dispatch_events WHERE dispatch_id = ${dispatchId}) AS total
         FROM (SELECT id, step, at, attempt, detail FROM dispatch_events
               WHERE dispatch_id = ${dispatchId} ORDER BY id DESC LIMIT ${EVENTS_SHOWN}) newest
         ORDER BY id`,
   )
-  const events = list.map(({ total: _total, ...e }) =>
+  const events = list.map(({ total: _total, id: _id, ...e }) =>
     e.detail === null ? { step: e.step, at: e.at, attempt: e.attempt } : e,
   )
-  return { events, total: list[0]?.total ?? 0 }
+  return { events, total: list[0]?.total ?? 0, lastId: Number(list.at(-1)?.id ?? 0) }
 }
 
 export interface AppendRow {
@@ -84,4 +91,55 @@ export function appendEvent(
         WHERE NOT EXISTS (SELECT 1 FROM stored) AND NOT EXISTS (SELECT 1 FROM counted)`,
     PREPARED,
   )
+}
+
+export interface StreamedEvent extends DispatchEvent {
+  id: number
+}
+
+// The dispatch's status and its events after `afterId`, oldest first, at most `limit`, read together:
+// a final status read here comes with every event before it (the statement that ends a dispatch writes
+// its last event). Events of one dispatch are written under its row's lock, so their ids grow in the
+// order they commit: a reader that saw id n never later finds one below it. undefined: no such dispatch.
+export async function eventsAfter(db: Orm, dispatchId: string, afterId: number, limit: number) {
+  const list = await rows<{
+    status: DispatchStatus
+    id: string | null
+    step: string
+    at: string
+    attempt: number
+    detail: unknown
+  }>(
+    db,
+    sql`SELECT d.status, e.id, e.step, ${iso('e.at')} AS at, e.attempt, e.detail
+        FROM dispatches d LEFT JOIN LATERAL (
+          SELECT id, step, at, attempt, detail FROM dispatch_events
+          WHERE dispatch_id = d.id AND id > ${afterId}::bigint ORDER BY id LIMIT ${limit}::int
+        ) e ON true
+        WHERE d.id = ${dispatchId}`,
+    PREPARED,
+  )
+  const first = list[0]
+  if (!first) return undefined
+  const events: StreamedEvent[] = list
+    .filter((e) => e.id !== null)
+    .map((e) => ({
+      id: Number(e.id),
+      step: e.step,
+      at: e.at,
+      attempt: e.attempt,
+      ...(e.detail === null ? {} : { detail: e.detail }),
+    }))
+  return { status: first.status, events }
+}
+
+// The id of the newest event of each of these dispatches (0 when none): what changed since a waiter looked.
+export async function lastEventIds(db: Orm, ids: string[]): Promise<Map<string, number>> {
+  const found = await rows<{ id: string; last: string | null }>(
+    db,
+    sql`SELECT d.id, (SELECT max(e.id) FROM dispatch_events e WHERE e.dispatch_id = d.id) AS last
+        FROM dispatches d WHERE d.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
+    PREPARED,
+  )
+  return new Map(found.map((r) => [r.id, Number(r.last ?? 0)]))
 }

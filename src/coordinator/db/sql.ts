@@ -32,6 +32,10 @@ export const insertReasons = (cte: string, reasons: readonly string[]): SQL => {
 // The channel a new or requeued dispatch is announced on: coordinators' waiting claims LISTEN to it.
 export const NOTIFY_CHANNEL = 'preflight_dispatch'
 
+// Told, with the dispatch's id, when a dispatch reaches its final status (a trigger of migration 0009):
+// every coordinator wakes what waits for it.
+export const ENDED_CHANNEL = 'preflight_dispatch_ended'
+
 // Told when a token is taken away (revoked, or dropped from PREFLIGHT_BOOTSTRAP_TOKENS): every
 // coordinator forgets the tokens it had resolved.
 export const TOKENS_CHANNEL = 'preflight_tokens'

@@ -31,7 +31,9 @@ function sameRequestOrThrow(row: rows.KeyedRow, req: CreateDispatchRequest): Dis
   const same =
     row.subagent_name === req.subagent &&
     canonicalJson(row.workspace) === canonicalJson(req.workspace) &&
-    canonicalJson(row.labels ?? null) === canonicalJson(req.labels ?? null)
+    canonicalJson(row.labels ?? null) === canonicalJson(req.labels ?? null) &&
+    row.priority === (req.priority ?? 0) &&
+    canonicalJson(row.metadata ?? null) === canonicalJson(req.metadata ?? null)
   if (!same) {
     throw new DispatchError(
       DispatchCode.IdempotencyConflict,

@@ -7,6 +7,7 @@ export const ErrorCode = {
   ...DispatchCode,
   InvalidRequest: 'invalid-request',
   InvalidCursor: 'invalid-cursor',
+  InvalidMetadata: 'invalid-metadata',
   MalformedJson: 'malformed-json',
   InvalidValue: 'invalid-value',
   Unauthorized: 'unauthorized',

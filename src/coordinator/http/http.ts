@@ -6,7 +6,7 @@ import { HTTPException } from 'hono/http-exception'
 import { routePath } from 'hono/route'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
-import { ErrorEnvelope, type Role } from '../../contract/index.js'
+import { ErrorEnvelope, METADATA_PARAM, type Role } from '../../contract/index.js'
 import { InvalidCursorError } from '../db/cursor.js'
 import { DispatchError } from '../dispatch/errors.js'
 import { requireRole } from './auth.js'
@@ -19,10 +19,18 @@ export function createRouter() {
     defaultHook: (result) => {
       if (!result.success) {
         const issues = result.error.issues.map((i) => ({ path: i.path, code: i.code, message: i.message }))
-        throw new ApiError(400, ErrorCode.InvalidRequest, describe(issues, result.target), {
-          target: result.target,
-          issues,
-        })
+        // metadata (a body's, or a listing's metadata.<key> filter) out of its bounds has its own code
+        const field = String(issues[0]?.path[0] ?? '')
+        const code = field === 'metadata' || field.startsWith(METADATA_PARAM)
+        throw new ApiError(
+          400,
+          code ? ErrorCode.InvalidMetadata : ErrorCode.InvalidRequest,
+          describe(issues, result.target),
+          {
+            target: result.target,
+            issues,
+          },
+        )
       }
     },
   })
@@ -49,7 +57,9 @@ const errorResponse = (description: string) => jsonResponse(ErrorEnvelope, descr
 
 // Error responses every authenticated route may answer, for the OpenAPI document.
 const authErrors = {
-  400: errorResponse('invalid request (codes invalid-request, malformed-json, invalid-cursor)'),
+  400: errorResponse(
+    'invalid request (codes invalid-request, malformed-json, invalid-cursor, invalid-metadata)',
+  ),
   401: errorResponse('missing or unknown bearer token (code unauthorized)'),
   403: errorResponse('the token’s role may not call this route (code forbidden)'),
   413: errorResponse('body over the limit (code payload-too-large)'),

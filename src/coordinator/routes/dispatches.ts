@@ -1,5 +1,6 @@
 // POST /v1/dispatches, GET /v1/dispatches (the listing), GET /v1/dispatches/endings (long-poll),
-// GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
+// GET /v1/dispatches/{id} (a long-poll with waitFor=terminal), GET /v1/dispatches/{id}/events (its
+// events as server-sent events), POST /v1/dispatches/{id}/cancel.
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
   CreateDispatchRequest,
@@ -8,15 +9,19 @@ import {
   DispatchId,
   DispatchPage,
   DispatchView,
+  DispatchWaitQuery,
   EndingsPage,
   EndingsQuery,
+  FINAL_STATUSES,
+  metadataFilter,
 } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { listDispatches, listEndings } from '../db/dispatch-list.js'
-import { findDispatch } from '../db/dispatches.js'
+import { readDispatch } from '../db/dispatches.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
 import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
+import { openEventStream, streamRoute } from './dispatch-events.js'
 
 const create = authedRoute(['orchestrator'], {
   method: 'post',
@@ -62,10 +67,13 @@ const get = authedRoute(['orchestrator', 'operator'], {
   path: '/v1/dispatches/{id}',
   tags: ['dispatches'],
   operationId: 'getDispatch',
-  summary: 'A dispatch: status, events, preflight report and completion',
-  request: { params: DispatchId },
+  summary: 'One dispatch; with waitFor=terminal, answered once it has ended or at the timeout',
+  request: { params: DispatchId, query: DispatchWaitQuery },
   responses: {
-    200: jsonResponse(DispatchView, 'status, events, preflight report, completion'),
+    200: jsonResponse(
+      DispatchView,
+      'status, events, preflight report, completion (with waitFor: final, or as it stands at the timeout)',
+    ),
     404: errorResponse('no such dispatch (code not-found)'),
   },
 })
@@ -96,7 +104,10 @@ export const dispatchRoutes = (deps: Deps) =>
       deps.waker.wake()
       return c.json(dispatch, 201)
     })
-    .openapi(list, async (c) => c.json(await listDispatches(deps.db.orm, c.req.valid('query')), 200))
+    .openapi(list, async (c) => {
+      const query = c.req.valid('query')
+      return c.json(await listDispatches(deps.db.orm, { ...query, metadata: metadataFilter(query) }), 200)
+    })
     // before {id}: "endings" is no dispatch id
     .openapi(endings, async (c) => {
       const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
@@ -104,15 +115,41 @@ export const dispatchRoutes = (deps: Deps) =>
     })
     .openapi(get, async (c) => {
       const { id } = c.req.valid('param')
-      const view = await findDispatch(deps.db.orm, id)
-      if (!view) throw notFound(`dispatch ${id}`)
-      return c.json(view, 200)
+      const { waitFor, timeoutMs } = c.req.valid('query')
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const wait = waitFor === undefined ? 0 : Math.min(timeoutMs ?? Infinity, deps.config.dispatchWaitCapMs)
+      return c.json(await viewWithin(deps, id, wait, gone), 200)
+    })
+    .openapi(streamRoute, async (c) => {
+      const after = c.req.valid('header')['last-event-id']
+      return openEventStream(deps, c, c.req.valid('param').id, after === undefined ? 0 : Number(after))
     })
     .openapi(cancel, async (c) => {
-      const cancelled = await cancelDispatch(deps.db.orm, c.req.valid('param').id)
+      const { id } = c.req.valid('param')
+      const cancelled = await cancelDispatch(deps.db.orm, id)
       deps.endings.wake()
+      deps.watch.changed(id)
       return c.json(cancelled, 200)
     })
+
+// The dispatch once it has reached a final status, or as it stands after `waitMs`: woken when it may
+// have changed (deps.watch), it reads it again.
+async function viewWithin(
+  deps: Deps,
+  id: string,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<DispatchView> {
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    const read = await readDispatch(deps.db.orm, id)
+    if (!read) throw notFound(`dispatch ${id}`)
+    const left = deadline - Date.now()
+    if (FINAL_STATUSES.has(read.view.status) || left <= 0 || signal.aborted || deps.watch.isClosed)
+      return read.view
+    await deps.watch.wait(id, read.lastEventId, left, signal)
+  }
+}
 
 // Answers at once when there are endings after the cursor, else waits up to the capped waitMs: woken by
 // this coordinator's endings, looking again every endingsPollMs for those of other coordinators.

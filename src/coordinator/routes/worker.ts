@@ -95,6 +95,7 @@ export const workerRoutes = (deps: Deps) =>
       if (!got) return c.body(null, 204)
       const { id, attempt } = got.dispatch
       deps.hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
+      deps.watch.changed(id)
       return c.json(got, 200)
     })
     .openapi(heartbeat, async (c) => {
@@ -113,21 +114,22 @@ export const workerRoutes = (deps: Deps) =>
           deps.metrics.recordEnded('preflight_failed', stored.judged.reason ?? stored.judged.outcome)
       }
       if (answer.status === 'preflight_failed') deps.endings.wake()
+      deps.watch.changed(id)
       return c.json(answer, 200)
     })
     .openapi(events, async (c) => {
       const { id } = c.req.valid('param')
       const { step, detail, ...fence } = scrubNul(c.req.valid('json'))
-      return c.json(
-        await appendWorkerEvent(deps.db.orm, id, fence, step, detail, deps.config.eventLimits),
-        201,
-      )
+      const recorded = await appendWorkerEvent(deps.db.orm, id, fence, step, detail, deps.config.eventLimits)
+      deps.watch.changed(id)
+      return c.json(recorded, 201)
     })
     .openapi(complete, async (c) => {
-      const body = scrubNul(c.req.valid('json'))
-      const { answer, written } = await completeDispatch(deps.db.orm, c.req.valid('param').id, body)
+      const { id } = c.req.valid('param')
+      const { answer, written } = await completeDispatch(deps.db.orm, id, scrubNul(c.req.valid('json')))
       if (written) deps.metrics.recordEnded(written.status, written.reason)
       deps.endings.wake()
+      deps.watch.changed(id)
       return c.json(answer, 200)
     })
 
@@ -141,7 +143,7 @@ async function claimWithin(
   for (;;) {
     // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
     if (signal.aborted) return undefined
-    const got = await claimNext(deps.db.orm, req, deps.config.leaseMs)
+    const got = await claimNext(deps.db.orm, req, deps.config.leaseMs, deps.config.priorityAgingMs)
     if (got) return got
     const left = deadline - Date.now()
     if (left <= 0 || deps.waker.isClosed) return undefined

@@ -16,7 +16,11 @@ async function ok(reply: Promise<{ status: number; body: unknown }>, what: strin
   return r.body
 }
 
-export const queued = (h: TestApp, def: SubagentDefinition = definition()) => queueDispatch(h, def)
+export const queued = (
+  h: TestApp,
+  def: SubagentDefinition = definition(),
+  extra: Record<string, unknown> = {},
+) => queueDispatch(h, def, extra)
 
 // Queues a dispatch and claims it as `workerId` (nothing else may be queued: the claim takes the oldest).
 export async function claimed(h: TestApp, def = definition(), workerId = 'w1') {

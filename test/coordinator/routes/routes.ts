@@ -24,6 +24,12 @@ export const routes: RouteCase[] = [
   { method: 'GET', path: '/v1/dispatches', roles: ['orchestrator', 'operator'] },
   { method: 'GET', path: '/v1/dispatches/endings', roles: ['orchestrator', 'operator'] },
   { method: 'GET', path: `/v1/dispatches/${someId}`, roles: ['orchestrator', 'operator'] },
+  {
+    method: 'GET',
+    path: `/v1/dispatches/${someId}?waitFor=terminal&timeoutMs=0`,
+    roles: ['orchestrator', 'operator'],
+  },
+  { method: 'GET', path: `/v1/dispatches/${someId}/events`, roles: ['orchestrator', 'operator'] },
   { method: 'POST', path: `/v1/dispatches/${someId}/cancel`, roles: ['orchestrator'] },
   { method: 'POST', path: '/v1/worker/claim', roles: ['worker'], body: { workerId: 'w', waitMs: 0 } },
   { method: 'POST', path: `/v1/dispatches/${someId}/heartbeat`, roles: ['worker'], body: fence },
