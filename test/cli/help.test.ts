@@ -52,6 +52,7 @@ describe('--help', () => {
       'dispatches',
       'dispatches list',
       'dispatches show',
+      'dispatches wait',
       'dispatches cancel',
       'dispatches watch',
       'explain',
@@ -145,7 +146,7 @@ describe('did you mean', () => {
 describe('bad input on the command line', () => {
   it.each([
     [[], 'give a command: preflight check|coordinator|'],
-    [['dispatches'], 'give a command: preflight dispatches list|show|cancel|watch'],
+    [['dispatches'], 'give a command: preflight dispatches list|show|wait|cancel|watch'],
     [['token'], 'give a command: preflight token create|list|revoke'],
     [['dispatches', 'show'], "missing required argument 'ID'"],
     [['token', 'revoke', '1', '2'], 'too many arguments'],
