@@ -1,6 +1,7 @@
 // HTTP client for the coordinator's worker routes: bearer token, retries with backoff, 409 = lease lost.
 import type {
   AgentExit,
+  CancelledExit,
   CompleteResponse,
   DispatchId,
   ErrorBody,
@@ -17,6 +18,11 @@ export type DispatchFence = DispatchId & Fence
 // Another attempt owns the dispatch now: stop it without completing.
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError'
+}
+
+// An orchestrator cancelled the dispatch (409, code cancelled): stop it, and write only what it had.
+export class CancelledError extends LeaseLostError {
+  override name = 'CancelledError'
 }
 
 // The coordinator refused the request (a 4xx other than 409): sending it again would not help.
@@ -110,6 +116,15 @@ export function createApi(opts: ApiOptions) {
         signal,
         about(f, 'complete'),
       ),
+    // What the worker had when the dispatch was cancelled: kept by the cancelled dispatch.
+    cancelled: (f: DispatchFence, had: CancelledExit, signal?: AbortSignal) =>
+      call<CompleteResponse>(
+        'POST',
+        at(f, 'complete'),
+        { ...fenced(f), status: 'cancelled', ...had },
+        signal,
+        about(f, 'cancelled'),
+      ),
     setupFailed: (f: DispatchFence, failure: SetupFailure, signal?: AbortSignal) =>
       call<CompleteResponse>(
         'POST',
@@ -150,7 +165,8 @@ async function send<T>(
   if (res.ok) return json as T
   const error = (json as ErrorBody | undefined)?.error
   const message = `${method} ${path}: ${res.status} ${error?.message ?? text.slice(0, 200)}`
-  if (res.status === 409) throw new LeaseLostError(message)
+  if (res.status === 409)
+    throw error?.code === 'cancelled' ? new CancelledError(message) : new LeaseLostError(message)
   if (res.status >= 500 || res.status === 429) throw new RetryableError(message)
   throw new RefusedError(res.status, error?.code ?? 'http-error', message)
 }

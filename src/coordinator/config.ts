@@ -7,7 +7,7 @@ import type { EventLimits } from './db/events.js'
 import { ClaimHints } from './dispatch/claim-hints.js'
 import { Waker } from './dispatch/waker.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
-import { TokenCache } from './http/token-cache.js'
+import { type Principal, TokenCache } from './http/token-cache.js'
 
 export interface CoordinatorConfig {
   // How long a claim or heartbeat holds the lease.
@@ -74,7 +74,7 @@ export interface AppDeps {
   endings?: Waker
   hints?: ClaimHints
   metrics?: Metrics
-  tokens?: TokenCache
+  tokens?: TokenCache<Principal>
   log?: Log
 }
 
@@ -86,7 +86,7 @@ export interface Deps {
   endings: Waker
   hints: ClaimHints
   metrics: Metrics
-  tokens: TokenCache
+  tokens: TokenCache<Principal>
   log: Log
 }
 
@@ -101,7 +101,7 @@ export function resolveDeps(deps: AppDeps): Deps {
     metrics:
       deps.metrics ??
       createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
-    tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
+    tokens: deps.tokens ?? new TokenCache<Principal>(config.tokenCacheMs),
     log: deps.log ?? silentLog,
   }
 }

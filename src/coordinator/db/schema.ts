@@ -48,6 +48,8 @@ export const dispatches = pgTable('dispatches', {
   eventBytes: bigint('event_bytes', { mode: 'number' }).notNull().default(0),
   workerId: text('worker_id'),
   endedAt: ts('ended_at'),
+  deadline: ts('deadline'),
+  cancel: jsonb('cancel'),
 })
 
 export const dispatchReasons = pgTable(

@@ -2,6 +2,7 @@
 // GET /v1/dispatches/{id}, POST /v1/dispatches/{id}/cancel.
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
+  CancelRequest,
   CreateDispatchRequest,
   DispatchCreated,
   DispatchesQuery,
@@ -16,7 +17,7 @@ import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
-import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
 
 const create = authedRoute(['orchestrator'], {
   method: 'post',
@@ -68,11 +69,12 @@ const cancel = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches/{id}/cancel',
   tags: ['dispatches'],
-  request: { params: DispatchId },
+  summary: 'Cancels a queued, claimed or running dispatch; the worker holding it stops within 2 s',
+  request: { params: DispatchId, body: { ...jsonBody(CancelRequest), required: false } },
   responses: {
     200: jsonResponse(DispatchCreated, 'cancelled (also when it already was)'),
     404: errorResponse('no such dispatch (code not-found)'),
-    409: errorResponse('the dispatch is past claimed (code invalid-state)'),
+    409: errorResponse('the dispatch has ended otherwise; details.status says how (code invalid-state)'),
   },
 })
 
@@ -101,7 +103,11 @@ export const dispatchRoutes = (deps: Deps) =>
       return c.json(view, 200)
     })
     .openapi(cancel, async (c) => {
-      const cancelled = await cancelDispatch(deps.db.orm, c.req.valid('param').id)
+      const { reason } = scrubNul(c.req.valid('json'))
+      const cancelled = await cancelDispatch(deps.db.orm, c.req.valid('param').id, {
+        by: { tokenId: c.get('tokenId') ?? null, role: c.get('role') },
+        ...(reason === undefined ? {} : { reason }),
+      })
       deps.endings.wake()
       return c.json(cancelled, 200)
     })
