@@ -127,7 +127,7 @@ async function show(args: string[]): Promise<number> {
   return 0
 }
 
-// A cancel the coordinator refuses (past claimed, no such dispatch) is one line and exit 1.
+// A cancel the coordinator refuses (it has ended, no such dispatch) is one line and exit 1.
 async function cancel(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, common, true)
   const format = formatOf(values.format)
