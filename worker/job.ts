@@ -5,7 +5,7 @@ import type { Api, DispatchFence } from './api.js'
 import type { Fenced } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, removeLeftovers, swept } from './identity.js'
+import { type AgentIdentity, privateDirs, removeLeftovers, sweep, swept } from './identity.js'
 import { keepLease } from './lease.js'
 import { stepLog, type WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
@@ -94,9 +94,15 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     steps.enter(next)
   }
   let cancelled = false
+  const identity = deps.identity
+  // A cancel stops the running program's group (SIGTERM, then SIGKILL), and with an identity every
+  // process of the slot uid at once: one that left the group would otherwise hold the program's output
+  // open, and live until the sweep when the dispatch closes. (close() sweeps again, and checks.)
   const cancel = () => {
+    if (cancelled) return
     cancelled = true
     stopping.abort()
+    if (identity) sweep(identity).catch(() => {})
   }
   const lease = keepLease(
     deps.api,
@@ -113,7 +119,6 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   }
   const releases: ((ending: Ending) => Promise<void> | void)[] = []
   const name = `${fence.id}-${fence.attempt}`
-  const identity = deps.identity
   const agentEnv = agentEnvironment(deps.env, deps.config.passEnv, agentVars(claim))
   // fresh per dispatch and the slot uid's own; what the agent leaves there goes with the dispatch
   if (identity) Object.assign(agentEnv, privateDirs(deps.config.workdir, name))

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  agentOutbox,
   type Coordinator,
   call,
   type DispatchView,
@@ -281,6 +282,65 @@ describe('deadlines', () => {
       TOKENS.operator,
     )
     expect(listed.items.map((i) => i.id)).toContain(late)
+  })
+})
+
+// Live (not zombie) processes whose real uid is `uid`, from /proc.
+function processesOf(uid: number): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8')
+      const real = /^Uid:\s+(\d+)/m.exec(status)?.[1]
+      const state = /^State:\s+(\S)/m.exec(status)?.[1]
+      if (Number(real) === uid && state !== 'Z') found.push(Number(entry))
+    } catch {
+      // gone while read
+    }
+  }
+  return found
+}
+
+const isRoot = process.getuid?.() === 0
+// a slot uid no other suite uses
+const SLOT_UID = 63_400
+
+// Only root can switch uids. A second worker, started for this test alone (it would take any dispatch).
+describe.runIf(isRoot)('cancel under --agent-uid', () => {
+  it('stops every process of the slot uid, one that left the process group too', async () => {
+    const outbox = await agentOutbox(suite)
+    const isolated = spawnWorker(coordinator.url, {
+      workdir: join(suite.scratch, 'iso-work'),
+      id: 'cancel-iso',
+      args: ['--agent-uid', String(SLOT_UID), '--label', 'iso'],
+    })
+    try {
+      const pidFile = join(outbox, 'iso.pid')
+      // the escapee is a session of its own: only the slot uid's sweep finds it
+      const script = `setsid sleep 300 & echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; sleep 300 & wait`
+      await register(coordinator.url, { name: 'cancel-iso', agent: { command: ['sh', '-c', script] } })
+      const id = await create('cancel-iso', { labels: ['iso'] })
+      await pidFrom(pidFile)
+      await waitUntil(async () => processesOf(SLOT_UID).length >= 3, 10_000)
+      const at = Date.now()
+      expect((await cancel(id)).status).toBe(200)
+      await waitUntil(
+        async () => processesOf(SLOT_UID).length === 0,
+        5_000,
+        () => isolated.output(),
+      )
+      const took = Date.now() - at
+      console.log(`cancel-to-stopped under --agent-uid (every process of the slot uid): ${took} ms`)
+      expect(took).toBeLessThanOrEqual(2_000)
+      await waitUntil(
+        async () => isolated.records().some((r) => r.msg === 'dispatch ended' && r.ending === 'cancelled'),
+        10_000,
+        () => isolated.output(),
+      )
+    } finally {
+      await isolated.stop()
+    }
   })
 })
 
