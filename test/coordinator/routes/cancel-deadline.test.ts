@@ -102,7 +102,14 @@ describe('cancel', () => {
       const id = await queueDispatch(h)
       expect((await cancel(id, body)).status).toBe(200)
     }
+    // an empty body under Content-Type: application/json, as clients sent it before the cancel took one
+    const empty = await queueDispatch(h)
+    expect(
+      (await h.call('POST', `/v1/dispatches/${empty}/cancel`, { role: 'orchestrator', raw: '' })).status,
+    ).toBe(200)
     const id = await queueDispatch(h)
+    const broken = await h.call('POST', `/v1/dispatches/${id}/cancel`, { role: 'orchestrator', raw: '{' })
+    expect([broken.status, broken.body.error.code]).toEqual([400, 'malformed-json'])
     for (const body of [{ reason: 'x'.repeat(1025) }, { reason: '' }, { why: 'x' }, { reason: 'a\u0000b' }]) {
       const r = await cancel(id, body)
       expect([r.status, r.body.error.code]).toEqual([400, 'invalid-request'])
