@@ -94,45 +94,44 @@ const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async (c, next) => {
   if ((await c.req.text()) === '') c.req.bodyCache.text = Promise.resolve('{}') as unknown as string
   await next()
 }
-
-export const dispatchRoutes = (deps: Deps) => {
-  const router = createRouter()
+const withOptionalCancelBody = (router: ReturnType<typeof createRouter>) => {
   router.use('/v1/dispatches/:id/cancel', emptyBodyIsNone)
-  return (
-    router
-      .openapi(create, async (c) => {
-        const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
-          maxAttempts: deps.config.maxAttempts,
-          notify: deps.db.kind === 'postgres',
-        })
-        if (!created) return c.json(dispatch, 200)
-        // Long-polling claims of this process wake at once; those of other coordinators through NOTIFY.
-        deps.waker.wake()
-        return c.json(dispatch, 201)
-      })
-      .openapi(list, async (c) => c.json(await listDispatches(deps.db.orm, c.req.valid('query')), 200))
-      // before {id}: "endings" is no dispatch id
-      .openapi(endings, async (c) => {
-        const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
-        return c.json(await endingsWithin(deps, c.req.valid('query'), gone), 200)
-      })
-      .openapi(get, async (c) => {
-        const { id } = c.req.valid('param')
-        const view = await findDispatch(deps.db.orm, id)
-        if (!view) throw notFound(`dispatch ${id}`)
-        return c.json(view, 200)
-      })
-      .openapi(cancel, async (c) => {
-        const { reason } = scrubNul(c.req.valid('json'))
-        const cancelled = await cancelDispatch(deps.db.orm, c.req.valid('param').id, {
-          by: { tokenId: c.get('tokenId') ?? null, role: c.get('role') },
-          ...(reason === undefined ? {} : { reason }),
-        })
-        deps.endings.wake()
-        return c.json(cancelled, 200)
-      })
-  )
+  return router
 }
+
+export const dispatchRoutes = (deps: Deps) =>
+  withOptionalCancelBody(createRouter())
+    .openapi(create, async (c) => {
+      const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
+        maxAttempts: deps.config.maxAttempts,
+        notify: deps.db.kind === 'postgres',
+      })
+      if (!created) return c.json(dispatch, 200)
+      // Long-polling claims of this process wake at once; those of other coordinators through NOTIFY.
+      deps.waker.wake()
+      return c.json(dispatch, 201)
+    })
+    .openapi(list, async (c) => c.json(await listDispatches(deps.db.orm, c.req.valid('query')), 200))
+    // before {id}: "endings" is no dispatch id
+    .openapi(endings, async (c) => {
+      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      return c.json(await endingsWithin(deps, c.req.valid('query'), gone), 200)
+    })
+    .openapi(get, async (c) => {
+      const { id } = c.req.valid('param')
+      const view = await findDispatch(deps.db.orm, id)
+      if (!view) throw notFound(`dispatch ${id}`)
+      return c.json(view, 200)
+    })
+    .openapi(cancel, async (c) => {
+      const { reason } = scrubNul(c.req.valid('json'))
+      const cancelled = await cancelDispatch(deps.db.orm, c.req.valid('param').id, {
+        by: { tokenId: c.get('tokenId') ?? null, role: c.get('role') },
+        ...(reason === undefined ? {} : { reason }),
+      })
+      deps.endings.wake()
+      return c.json(cancelled, 200)
+    })
 
 // Answers at once when there are endings after the cursor, else waits up to the capped waitMs: woken by
 // this coordinator's endings, looking again every endingsPollMs for those of other coordinators.
