@@ -6,7 +6,8 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { formatReport } from '../src/cli/reports-format.js'
-import type { ReportItem } from '../src/contract/index.js'
+import { type Client, createClient, DEFAULT_RETRY } from '../src/client/index.js'
+import type { DispatchView, SubagentDefinition } from '../src/contract/index.js'
 import {
   answers,
   bootstrapTokens,
@@ -26,27 +27,24 @@ try {
   const { url, tokens } = await coordinator()
   const repo = await sampleRepo()
   const missing = 'pnpm-not-installed'
-  const call = api(url)
-  await call('POST', '/v1/subagents', tokens.orchestrator, subagent('demo-ready', ['git', 'sh']))
-  await call('POST', '/v1/subagents', tokens.orchestrator, subagent('demo-needs-pnpm', ['git', missing]))
+  // a coordinator that went away is said within seconds, not after the worker's ten minutes of tries
+  const retry = { ...DEFAULT_RETRY, budgetMs: 10_000 }
+  const orchestrator = createClient({ url, token: tokens.orchestrator, retry })
+  const operator = createClient({ url, token: tokens.operator, retry })
+  await orchestrator.registerSubagent(subagent('demo-ready', ['git', 'sh']))
+  await orchestrator.registerSubagent(subagent('demo-needs-pnpm', ['git', missing]))
   const ids: string[] = []
   for (const name of ['demo-ready', 'demo-needs-pnpm']) {
     const body = { subagent: name, workspace: { repo }, idempotencyKey: `demo-${randomUUID()}` }
-    ids.push(((await call('POST', '/v1/dispatches', tokens.orchestrator, body)) as { id: string }).id)
+    ids.push((await orchestrator.createDispatch(body)).id)
   }
   console.log(`dispatched ${ids.length} jobs against ${repo}; waiting for the worker…\n`)
-  const finals = await Promise.all(ids.map((id) => waitDone(call, tokens.orchestrator, id)))
+  const finals = await Promise.all(ids.map((id) => waitDone(orchestrator, id)))
   for (const d of finals)
     console.log(`  ${d.subagent.name.padEnd(16)} ${d.status.padEnd(17)} dispatch ${d.id}`)
   const failed = finals.find((d) => d.status === 'preflight_failed')
   if (!failed) throw new Error('expected one dispatch to fail its preflight')
-  const reports = (await call(
-    'GET',
-    `/v1/reports?subagent=demo-needs-pnpm&outcome=unmet&limit=1`,
-    tokens.operator,
-  )) as {
-    items: ReportItem[]
-  }
+  const reports = await operator.listReports({ subagent: 'demo-needs-pnpm', outcome: 'unmet', limit: 1 })
   const report = reports.items.find((r) => r.dispatchId === failed.id) ?? reports.items[0]
   if (report)
     console.log(
@@ -65,7 +63,7 @@ try {
   for (const release of cleanup.reverse()) await release()
 }
 
-function subagent(name: string, exec: string[]) {
+function subagent(name: string, exec: string[]): SubagentDefinition {
   return {
     name,
     description: 'preflight demo',
@@ -142,31 +140,10 @@ async function sampleRepo(): Promise<string> {
   return dir
 }
 
-type Call = (method: string, path: string, token: string, body?: unknown) => Promise<unknown>
-
-function api(url: string): Call {
-  return async (method, path, token, body) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    const json = (await res.json().catch(() => undefined)) as unknown
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
-    return json
-  }
-}
-
-interface DispatchView {
-  id: string
-  status: string
-  subagent: { name: string }
-}
-
-async function waitDone(call: Call, token: string, id: string): Promise<DispatchView> {
+async function waitDone(client: Client, id: string): Promise<DispatchView> {
   const deadline = Date.now() + 120_000
   while (Date.now() < deadline) {
-    const d = (await call('GET', `/v1/dispatches/${id}`, token)) as DispatchView
+    const d = await client.getDispatch(id)
     if (TERMINAL.includes(d.status)) return d
     await new Promise((r) => setTimeout(r, 300))
   }

@@ -11,13 +11,17 @@ import { parseBootstrapTokens } from '../src/coordinator/http/auth.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const BIN = join(ROOT, 'bin', 'preflight.js')
-export const STATE_FILE = join(ROOT, '.preflight', 'start.json')
+// npm start's own directory: the coordinator's PGlite, start.json (for the demo) and start.lock
+export const DATA_DIR = join(ROOT, '.preflight')
+export const stateFile = (dataDir: string) => join(dataDir, 'start.json')
 export type Tokens = Record<Role, string>
 
 export interface StartState {
   url: string
   tokens: Tokens
   pid: number
+  coordinatorPid?: number | undefined
+  workerPid?: number | undefined
 }
 
 // PREFLIGHT_BOOTSTRAP_TOKENS="role:token,…" when set (missing roles are generated), else fresh random
@@ -52,10 +56,22 @@ export function spawnPreflight(
 ) {
   return spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, ...opts.env },
+    env: { ...withoutNpm(process.env), ...opts.env },
     stdio: opts.quiet ? ['ignore', 'ignore', 'pipe'] : ['ignore', 'inherit', 'inherit'],
     detached: opts.detached ?? false,
   })
+}
+
+// What `npm run` adds to the environment: its variables and, ahead of PATH, node_modules/.bin of the
+// project and its parents and npm's node-gyp-bin. A local worker must resolve `exec` requirements on the
+// PATH a deployed worker has, or a requirement met in development fails in production.
+export function withoutNpm(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept = Object.fromEntries(Object.entries(env).filter(([name]) => !/^npm_/i.test(name)))
+  if (env.PATH !== undefined)
+    kept.PATH = env.PATH.split(':')
+      .filter((dir) => !/\/node_modules\/\.bin\/?$|\/node-gyp-bin\/?$/.test(dir))
+      .join(':')
+  return kept
 }
 
 export async function waitReady(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
@@ -76,16 +92,18 @@ export async function answers(url: string): Promise<boolean> {
   }
 }
 
+// A child killed by a signal counts as exit code 1 (its `exit` event may already have been emitted).
 export function waitExit(child: ChildProcess): Promise<number> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? 1)
   return new Promise((r) => child.once('exit', (code, signal) => r(code ?? (signal ? 1 : 0))))
 }
 
 // Readable by its owner only, whatever an earlier run left: it holds every token.
-export async function writeState(state: StartState): Promise<void> {
-  await mkdir(dirname(STATE_FILE), { recursive: true })
-  await writeFile(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
-  await chmod(STATE_FILE, 0o600)
+export async function writeState(dataDir: string, state: StartState): Promise<void> {
+  const file = stateFile(dataDir)
+  await mkdir(dirname(file), { recursive: true })
+  await writeFile(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
+  await chmod(file, 0o600)
 }
 
 // Started as root, the local worker runs setup and agents as uids of their own (PREFLIGHT_AGENT_UID, default
@@ -95,9 +113,9 @@ export function isolationArgs(): string[] {
   return ['--agent-uid', process.env.PREFLIGHT_AGENT_UID ?? '61000']
 }
 
-export async function readState(): Promise<StartState | undefined> {
+export async function readState(dataDir = DATA_DIR): Promise<StartState | undefined> {
   try {
-    return JSON.parse(await readFile(STATE_FILE, 'utf8')) as StartState
+    return JSON.parse(await readFile(stateFile(dataDir), 'utf8')) as StartState
   } catch {
     return undefined
   }

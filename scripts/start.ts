@@ -1,25 +1,43 @@
-// `npm start`: a coordinator on embedded PGlite under ./.preflight plus one local worker, in one command.
+// `npm start [-- --host H] [-- --data-dir DIR]`: a coordinator on embedded PGlite under ./.preflight plus one
+// local worker, in one command. One per data directory: a second is refused before it touches anything.
 import type { ChildProcess } from 'node:child_process'
 import { rm } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { takePidLock } from '../src/cli/pid-lock.js'
 import {
   bootstrapTokens,
+  DATA_DIR,
   ensureBuilt,
   isolationArgs,
-  ROOT,
-  STATE_FILE,
+  readState,
   spawnPreflight,
+  stateFile,
   tokenSpec,
   waitExit,
   waitReady,
   writeState,
 } from './local.js'
 
+const options = parseOptions()
+const dataDir = resolve(options['data-dir'] ?? DATA_DIR)
+const lock = takePidLock(join(dataDir, 'start.lock'))
+if (typeof lock !== 'function') {
+  const running = await readState(dataDir)
+  fail(
+    `another npm start (pid ${lock.heldBy}) is running on ${dataDir}${running ? ` at ${running.url}` : ''}; ` +
+      'stop it first (its tokens are in start.json there), or give this one --data-dir',
+  )
+}
 const port = process.env.PREFLIGHT_PORT ?? '8080'
-const url = `http://127.0.0.1:${port}`
+const host = options.host ?? '127.0.0.1'
+// a wildcard address is reached through loopback on this machine
+const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+const url = `http://${local.includes(':') ? `[${local}]` : local}:${port}`
 const tokens = bootstrapTokens()
 
 await ensureBuilt()
-const coordinator = spawnPreflight(['coordinator', '--port', port], {
+const coordinator = spawnPreflight(['coordinator', '--port', port, '--host', host, '--data-dir', dataDir], {
   env: { PREFLIGHT_BOOTSTRAP_TOKENS: tokenSpec(tokens) },
   detached: true,
 })
@@ -28,7 +46,7 @@ let signals = 0
 // First signal: the worker stops (finishing what runs), then the coordinator. Second: agents stop at once.
 const onSignal = () => {
   if (++signals > 1) return void worker?.kill('SIGTERM')
-  void shutdown()
+  void shutdown(0)
 }
 process.on('SIGINT', onSignal)
 process.on('SIGTERM', onSignal)
@@ -37,40 +55,67 @@ try {
   await waitReady(url, coordinator)
 } catch (err) {
   coordinator.kill('SIGTERM')
-  console.error(`npm start: ${(err as Error).message} (is port ${port} free? set PREFLIGHT_PORT)`)
-  process.exit(1)
+  lock()
+  fail(`${(err as Error).message} (is port ${port} free? set PREFLIGHT_PORT)`)
 }
 // --allow-local-repos: a local setup dispatches repositories on this machine (the demo's among them).
 worker = spawnPreflight(
   ['worker', '--coordinator', url, '--worker-id', 'local-worker', '--allow-local-repos', ...isolationArgs()],
-  {
-    env: { PREFLIGHT_TOKEN: tokens.worker },
-    detached: true,
-  },
+  { env: { PREFLIGHT_TOKEN: tokens.worker }, detached: true },
 )
-await writeState({ url, tokens, pid: process.pid })
+await writeState(dataDir, {
+  url,
+  tokens,
+  pid: process.pid,
+  coordinatorPid: coordinator.pid,
+  workerPid: worker.pid,
+})
 console.log(banner())
 
-// Either process ending ends both: a half-running service is worse than a stopped one.
-const code = await Promise.race([waitExit(coordinator), waitExit(worker)])
-await shutdown()
-process.exit(code)
+// Either process ending ends both, and npm start with an error: a half-running service is worse than a
+// stopped one, and a script or a terminal must see that it stopped.
+const [which, code] = await Promise.race([
+  waitExit(coordinator).then((c) => ['coordinator', c] as const),
+  waitExit(worker).then((c) => ['worker', c] as const),
+])
+if (signals === 0) {
+  console.error(`npm start: the ${which} exited (code ${code}); stopping`)
+  await shutdown(code || 1)
+}
 
-async function shutdown(): Promise<void> {
+async function shutdown(code: number): Promise<never> {
   for (const child of [worker, coordinator]) {
     if (!child) continue
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
     await waitExit(child)
   }
-  await rm(STATE_FILE, { force: true })
-  process.exit(0)
+  await rm(stateFile(dataDir), { force: true })
+  if (typeof lock === 'function') lock()
+  process.exit(code)
+}
+
+function parseOptions() {
+  try {
+    return parseArgs({ options: { host: { type: 'string' }, 'data-dir': { type: 'string' } } }).values
+  } catch (err) {
+    return fail(`${(err as Error).message} (npm start [-- --host ADDRESS] [-- --data-dir DIR])`, 2)
+  }
+}
+
+function fail(message: string, code = 1): never {
+  console.error(`npm start: ${message}`)
+  process.exit(code)
 }
 
 function banner(): string {
+  const reach =
+    host === local
+      ? ''
+      : `\n  (listening on every interface: ${host}; give --host 127.0.0.1 to keep it local)`
   return `
-preflight is running (database: PGlite in ${ROOT}/.preflight; stop with Ctrl-C)
+preflight is running (database: PGlite in ${dataDir}; stop with Ctrl-C)
 
-  URL           ${url}
+  URL           ${url}${reach}
   orchestrator  ${tokens.orchestrator}
   worker        ${tokens.worker}
   operator      ${tokens.operator}

@@ -1,5 +1,6 @@
-// The import graph points one way: the CLI may use everything, the coordinator and the worker only the
-// contract and the log, and the contract and the log nothing outside themselves. Read from the relative imports of every .ts file.
+// The import graph points one way: the CLI may use everything, the worker the client, the contract and
+// the log, the coordinator the contract and the log, the client the contract only (it is published as
+// preflight/client), and the contract and the log nothing outside themselves. Read from the relative imports of every .ts file.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,13 +8,14 @@ import { describe, expect, it } from 'vitest'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
-const LAYERS = ['src/contract', 'src/log', 'src/coordinator', 'src/cli', 'worker'] as const
+const LAYERS = ['src/contract', 'src/log', 'src/client', 'src/coordinator', 'src/cli', 'worker'] as const
 type Layer = (typeof LAYERS)[number]
 
 const allowed: Record<Layer, readonly Layer[]> = {
-  'src/cli': ['src/cli', 'src/coordinator', 'worker', 'src/contract', 'src/log'],
+  'src/cli': ['src/cli', 'src/coordinator', 'worker', 'src/client', 'src/contract', 'src/log'],
   'src/coordinator': ['src/coordinator', 'src/contract', 'src/log'],
-  worker: ['worker', 'src/contract', 'src/log'],
+  worker: ['worker', 'src/client', 'src/contract', 'src/log'],
+  'src/client': ['src/client', 'src/contract'],
   'src/contract': ['src/contract'],
   'src/log': ['src/log'],
 }
@@ -57,7 +59,7 @@ describe('import graph', () => {
     expect(imports.filter((i) => layerOf(i.file) === undefined).map(show)).toEqual([])
   })
 
-  it('points from the CLI to the coordinator and the worker, and from each to the contract and the log only', () => {
+  it('points from the CLI to the coordinator and the worker, from the worker to the client, and from each to the contract and the log only', () => {
     const wrong = imports
       .filter((i) => {
         const to = layerOf(i.target)

@@ -1,4 +1,4 @@
-// The agent environment (SPEC §4): the worker's environment filtered to an allowlist, then agent.env on top.
+// The agent environment (docs/worker.md, "Environments"): the worker's environment filtered to an allowlist, then agent.env on top.
 
 const ALLOWED = new Set(['PATH', 'HOME', 'LANG', 'TZ', 'TERM', 'USER'])
 

@@ -1,7 +1,7 @@
 // Keeps a dispatch's lease alive from claim to completion; tells the dispatch when the lease is lost or
 // the dispatch was cancelled.
 import type { Log } from '../src/log/log.js'
-import { type Api, CancelledError, type DispatchFence, LeaseLostError } from './api.js'
+import { type Api, type DispatchFence, isCancelled, LeaseLostError } from './api.js'
 
 const MIN_BEAT_MS = 250
 // A cancel is learned from a heartbeat's answer: beating at least every second, the worker learns it
@@ -71,7 +71,7 @@ export function keepLease(
       }
     } catch (err) {
       if (stopped) return
-      if (err instanceof LeaseLostError) return lose(err.message, err instanceof CancelledError)
+      if (err instanceof LeaseLostError) return lose(err.message, isCancelled(err))
       log.warn('heartbeat failed, will retry', { why: err instanceof Error ? err.message : String(err) })
     } finally {
       clearTimeout(giveUp)

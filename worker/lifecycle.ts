@@ -1,6 +1,6 @@
 // One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
 import { type ClaimResponse, PreflightDecision } from '../src/contract/index.js'
-import { CancelledError, LeaseLostError } from './api.js'
+import { isCancelled, LeaseLostError } from './api.js'
 import type { Fenced, ReadClaim, Unreadable } from './claim.js'
 import { Abandoned, type DispatchDeps, type Ending, type Job, openJob } from './job.js'
 import {
@@ -68,7 +68,7 @@ async function withJob<C extends Fenced>(
 // A fault (the baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while
 // the lease still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
 async function abandon(job: Job<Fenced>, err: unknown): Promise<Ending> {
-  if (err instanceof CancelledError) job.cancel()
+  if (isCancelled(err)) job.cancel()
   if (job.cancelled) return cancelled(job)
   const why = err instanceof Error ? err.message : String(err)
   // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted

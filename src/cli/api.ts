@@ -1,6 +1,6 @@
-// Calls to the coordinator's API for the operators' commands: one JSON request with the bearer token,
-// its error envelope turned into one line (a 400 is the flags' fault: a UsageError, exit 2).
-import type { ErrorBody } from '../contract/index.js'
+// Calls to the coordinator's API for the operators' commands, on preflight/client (one try each): the
+// error envelope turned into one line (a 400 is the flags' fault: a UsageError, exit 2).
+import { ApiError, createClient, NetworkError } from '../client/index.js'
 import { UsageError } from './errors.js'
 
 export interface Api {
@@ -20,6 +20,7 @@ export class ApiRefusal extends Error {
   }
 }
 
+// `path` relative to the coordinator's base URL (`v1/reports`): a base with a path prefix keeps it.
 export async function call<T>(
   api: Api,
   method: 'GET' | 'POST',
@@ -27,27 +28,27 @@ export async function call<T>(
   query: URLSearchParams = new URLSearchParams(),
   signal?: AbortSignal,
 ): Promise<T> {
-  const url = new URL(path, api.base.href.endsWith('/') ? api.base : `${api.base.href}/`)
-  url.search = query.toString()
-  let res: Response
+  const client = createClient({ url: api.base, token: api.token, retry: false })
   try {
-    res = await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${api.token}`, accept: 'application/json' },
-      ...(signal ? { signal } : {}),
-    })
+    return await client.request<T>(method, `/${path}`, { query: queryOf(query) }, signal ? { signal } : {})
   } catch (err) {
-    if (signal?.aborted) throw err
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause
-    throw new Error(
-      `cannot reach the coordinator at ${api.base.origin}: ${cause?.code ?? cause?.message ?? err}`,
+    if (err instanceof NetworkError)
+      throw new Error(`cannot reach the coordinator at ${api.base.origin}: ${err.why}`)
+    if (!(err instanceof ApiError)) throw err
+    const envelope = err.code !== 'http-error'
+    const said = envelope ? `${err.code}: ${err.said}` : `HTTP ${err.status}`
+    // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
+    if (err.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)
+    throw new ApiRefusal(
+      err.status,
+      envelope ? err.code : undefined,
+      `the coordinator answered ${err.status} (${said})`,
     )
   }
-  const body = await res.json().catch(() => undefined)
-  if (res.ok) return body as T
-  const error = (body as ErrorBody | undefined)?.error
-  const said = error ? `${error.code}: ${error.message}` : `HTTP ${res.status}`
-  // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
-  if (res.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)
-  throw new ApiRefusal(res.status, error?.code, `the coordinator answered ${res.status} (${said})`)
+}
+
+function queryOf(params: URLSearchParams): Record<string, string[]> {
+  const out: Record<string, string[]> = {}
+  for (const key of new Set(params.keys())) out[key] = params.getAll(key)
+  return out
 }

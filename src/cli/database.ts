@@ -1,9 +1,9 @@
 // Opens the database a command was given: --database-url / DATABASE_URL, else embedded PGlite under
 // ./.preflight (said on stderr), guarded by a lock file since PGlite allows one process per directory.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { connectPostgres, type Database, openPglite } from '../coordinator/db/client.js'
 import { UsageError } from './errors.js'
+import { takePidLock } from './pid-lock.js'
 
 const DEFAULT_DATA_DIR = '.preflight'
 
@@ -34,34 +34,9 @@ export async function openDatabase(choice: DatabaseChoice, say: (line: string) =
 }
 
 function lockDataDir(dir: string): () => void {
-  mkdirSync(dir, { recursive: true })
-  const file = join(dir, 'lock')
-  for (let tries = 0; tries < 2; tries++) {
-    try {
-      const fd = openSync(file, 'wx')
-      writeSync(fd, String(process.pid))
-      closeSync(fd)
-      return () => rmSync(file, { force: true })
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      const holder = Number(readFileSync(file, 'utf8'))
-      if (alive(holder)) {
-        throw new UsageError(
-          `${dir} is in use by another preflight process (pid ${holder}); stop it or give --database-url`,
-        )
-      }
-      rmSync(file, { force: true })
-    }
-  }
-  throw new UsageError(`could not lock ${dir}`)
-}
-
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  const lock = takePidLock(join(dir, 'lock'))
+  if (typeof lock === 'function') return lock
+  throw new UsageError(
+    `${dir} is in use by another preflight process (pid ${lock.heldBy}); stop it or give --database-url`,
+  )
 }

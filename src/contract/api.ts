@@ -1,4 +1,4 @@
-// HTTP wire shapes of the coordinator (SPEC §5 "Wire details"): requests are strict, responses exact.
+// HTTP wire shapes of the coordinator (docs/http-api.md: requests, errors, limits): requests are strict, responses exact.
 import { z } from 'zod'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { FreeJsonObject } from './json.js'

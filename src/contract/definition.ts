@@ -1,4 +1,4 @@
-// Subagent definitions, their normal form and their content hash (SPEC §2).
+// Subagent definitions, their normal form and their content hash (docs/http-api.md, "Subagents").
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { ContextRequires, normaliseRequires } from './requirements.js'

@@ -1,4 +1,4 @@
-// Check results and preflight reports (SPEC §1 "Result of a check", §5 report body).
+// Check results and preflight reports (docs/requirements.md, results; docs/http-api.md, the report body).
 import { z } from 'zod'
 import { FreeJsonObject } from './json.js'
 import { MAX_PATTERN_LENGTH, RequirementKind } from './requirements.js'

@@ -1,4 +1,4 @@
-// Wire shapes of the operators' queries: GET /v1/reports and GET /v1/reports/summary (SPEC §5).
+// Wire shapes of the operators' queries: GET /v1/reports and GET /v1/reports/summary (docs/reports.md).
 import { z } from 'zod'
 import {
   PageCursor as Cursor,

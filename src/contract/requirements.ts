@@ -1,4 +1,4 @@
-// contextRequires (schema version 1): what a subagent declares about its workspace (SPEC §1).
+// contextRequires (schema version 1): what a subagent declares about its workspace (docs/requirements.md).
 import { z } from 'zod'
 
 export const MAX_PATHS = 256
@@ -8,7 +8,7 @@ export const EXEC_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/
 
 const noDuplicates = (list: string[]) => new Set(list).size === list.length
 
-// The grammar of SPEC §1 (docs/requirements.md, "paths"). `[\s\S]`, not `.`: a name may hold a newline, and
+// The grammar of docs/requirements.md, "paths". `[\s\S]`, not `.`: a name may hold a newline, and
 // `.` would let one hide a ".." segment behind it.
 export const PathPattern = z
   .string()

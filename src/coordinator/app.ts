@@ -8,7 +8,9 @@ import { limitBody } from './http/body-limit.js'
 import { deadline } from './http/deadline.js'
 import { ApiError, ErrorCode } from './http/errors.js'
 import { createRouter, renderError } from './http/http.js'
+import { describeApi } from './http/openapi.js'
 import { dispatchRoutes, ENDINGS_PATH } from './routes/dispatches.js'
+import { docsRoutes } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
 import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
@@ -45,7 +47,7 @@ export function createApp(input: AppDeps) {
   )
   app.use('/v1/*', authenticate(deps.db.orm, deps.tokens))
   app.use('/metrics', requireMetricsToken(deps.config.metricsToken))
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
+  const document = describeApi(app)
 
   const routes = app
     .route('/', healthRoutes(deps))
@@ -57,11 +59,8 @@ export function createApp(input: AppDeps) {
     .route('/', webhookRoutes(deps))
     .route('/', deps.metrics.routes)
   app.route('/', uiRoutes(deps))
-
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: 'preflight coordinator', version: '1' },
-  })
+  app.route('/', docsRoutes())
+  app.doc31('/openapi.json', document)
   app.notFound((c) =>
     renderError(new ApiError(404, ErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), c),
   )

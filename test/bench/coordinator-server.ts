@@ -26,13 +26,20 @@ export function spawnCoordinator(databaseUrl: string, bootstrapTokens: string): 
     },
   )
   return new Promise((resolve, reject) => {
+    // Read until it listens, then only drained: its access log (a line per request) is read at once so
+    // its writes never wait on a full pipe, and never searched again (a growing string scanned per
+    // chunk cost the client more CPU than the requests, and the coordinator its blocked writes).
     let log = ''
     child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => {
-      log += chunk
+    const untilListening = (chunk: string) => {
+      log = (log + chunk).slice(-16_384)
       const url = /listening on (http:\/\/[^\s"]+)/.exec(log)?.[1]
-      if (url) resolve({ url, pid: child.pid ?? 0, stop: () => stop(child) })
-    })
+      if (!url) return
+      child.stderr?.off('data', untilListening)
+      child.stderr?.resume()
+      resolve({ url, pid: child.pid ?? 0, stop: () => stop(child) })
+    }
+    child.stderr?.on('data', untilListening)
     child.once('exit', (code) =>
       reject(new Error(`the coordinator exited (${code}) before listening:\n${log}`)),
     )

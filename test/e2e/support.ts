@@ -4,6 +4,8 @@ import { chmod, mkdir, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
+import { createClient } from '../../src/client/index.js'
+import type { DispatchView, SubagentDefinition } from '../../src/contract/index.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { makeRepo, tempDir } from '../worker/git-fixtures.js'
 
@@ -164,7 +166,13 @@ export async function startCoordinator(
   })
   const url = `http://127.0.0.1:${p}`
   await waitUntil(
-    async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true,
+    () =>
+      client(url, '')
+        .getReadiness()
+        .then(
+          (r) => r.status === 'ok',
+          () => false,
+        ),
     30_000,
     () => proc.output(),
   )
@@ -197,46 +205,27 @@ export function spawnWorker(url: string, opts: SpawnOptions): Proc {
   )
 }
 
-export async function call<T = unknown>(
-  url: string,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const json = (await res.json().catch(() => undefined)) as T
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
-  return json
+// The orchestrator's and operator's calls, on preflight/client: one try each, a refusal thrown.
+export const client = (url: string, token: string) => createClient({ url, token, retry: false })
+
+export function call<T = unknown>(url: string, method: string, path: string, token: string, body?: unknown) {
+  return client(url, token).request<T>(method, path, { body })
 }
 
-export interface DispatchView {
-  id: string
-  status: string
-  attempt: number
-  events: { step: string; at: string; attempt: number; detail?: Record<string, unknown> }[]
-  preflight?: { outcome: string; attempt: number; results: Record<string, unknown>[] }
-  completion?: { status: string; exitCode?: number; reason?: string; detail?: string; baseline?: unknown }
-}
+export type { DispatchView }
 
 export const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
 
 export async function register(url: string, definition: Record<string, unknown>): Promise<void> {
-  await call(url, 'POST', '/v1/subagents', TOKENS.orchestrator, definition)
+  await client(url, TOKENS.orchestrator).registerSubagent(definition as SubagentDefinition)
 }
 
 export async function dispatch(url: string, subagent: string, workspace: Record<string, unknown>) {
-  return (
-    await call<{ id: string }>(url, 'POST', '/v1/dispatches', TOKENS.orchestrator, { subagent, workspace })
-  ).id
+  return (await client(url, TOKENS.orchestrator).createDispatch({ subagent, workspace })).id
 }
 
 export function getDispatch(url: string, id: string): Promise<DispatchView> {
-  return call<DispatchView>(url, 'GET', `/v1/dispatches/${id}`, TOKENS.orchestrator)
+  return client(url, TOKENS.orchestrator).getDispatch(id)
 }
 
 export async function waitForStatus(url: string, id: string, timeoutMs = 30_000, procs: Proc[] = []) {

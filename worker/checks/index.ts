@@ -1,4 +1,4 @@
-// The evaluator: every declared requirement checked concurrently, each bounded, fail-closed (SPEC §1).
+// The evaluator: every declared requirement checked concurrently, each bounded, fail-closed (docs/requirements.md).
 import type { z } from 'zod'
 import {
   type CheckResult,

@@ -62,12 +62,16 @@ const authErrors = {
 
 export { errorResponse }
 
+// What every operation of the OpenAPI document says: a stable operationId (the method name a
+// generated client gets) and a one-line summary.
+type Described = Omit<RouteConfig, 'security' | 'middleware'> & { operationId: string; summary: string }
+
+// A route anyone may call: `security: []` in the document, no token asked.
+export const publicRoute = <const R extends Described>(route: R) => createRoute({ ...route, security: [] })
+
 // A route behind a bearer token of one of `roles` (admin always; none listed: admin only): its
 // security scheme, its role check and the error responses every authenticated route may answer.
-export function authedRoute<const R extends Omit<RouteConfig, 'security' | 'middleware'>>(
-  roles: Role[],
-  route: R,
-) {
+export function authedRoute<const R extends Described>(roles: Role[], route: R) {
   return createRoute({
     ...route,
     security: [{ bearer: [] }],

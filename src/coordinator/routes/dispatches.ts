@@ -32,6 +32,8 @@ const create = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches',
   tags: ['dispatches'],
+  operationId: 'createDispatch',
+  summary: 'Queue a dispatch of a subagent, optionally idempotent by key (orchestrator)',
   request: { body: jsonBody(CreateDispatchRequest) },
   responses: {
     200: jsonResponse(DispatchCreated, 'the dispatch created earlier with this idempotencyKey'),
@@ -45,6 +47,7 @@ const list = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/dispatches',
   tags: ['dispatches'],
+  operationId: 'listDispatches',
   summary: 'Every dispatch, newest first, keyset-paginated, each saying why it ended',
   request: { query: DispatchesQuery },
   responses: { 200: jsonResponse(DispatchPage, 'one page of dispatches') },
@@ -56,6 +59,7 @@ const endings = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: ENDINGS_PATH,
   tags: ['dispatches'],
+  operationId: 'listEndings',
   summary: 'Dispatches as they end, oldest ending first from a cursor; waits up to waitMs for one',
   request: { query: EndingsQuery },
   responses: {
@@ -67,6 +71,8 @@ const get = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/dispatches/{id}',
   tags: ['dispatches'],
+  operationId: 'getDispatch',
+  summary: 'A dispatch: status, events, preflight report and completion',
   request: { params: DispatchId },
   responses: {
     200: jsonResponse(DispatchView, 'status, events, preflight report, completion'),
@@ -78,7 +84,8 @@ const cancel = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/dispatches/{id}/cancel',
   tags: ['dispatches'],
-  summary: 'Cancels a queued, claimed or running dispatch; the worker holding it stops within 2 s',
+  operationId: 'cancelDispatch',
+  summary: 'Cancel a dispatch that is queued, claimed or running (orchestrator); its worker stops within 2 s',
   request: { params: DispatchId, body: { ...jsonBody(CancelRequest), required: false } },
   responses: {
     200: jsonResponse(DispatchCreated, 'cancelled (also when it already was)'),

@@ -1,21 +1,24 @@
 // Liveness and readiness (readiness asks the database, and waits at most readyTimeoutMs); no token needed.
-import { createRoute } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import { Health } from '../../contract/index.js'
 import type { Deps } from '../config.js'
-import { createRouter, jsonResponse, RETRY_AFTER_SECONDS } from '../http/http.js'
+import { createRouter, jsonResponse, publicRoute, RETRY_AFTER_SECONDS } from '../http/http.js'
 
-const healthz = createRoute({
+const healthz = publicRoute({
   method: 'get',
   path: '/healthz',
   tags: ['health'],
+  operationId: 'getLiveness',
+  summary: 'Liveness: the process answers (no token)',
   responses: { 200: jsonResponse(Health, 'the process is up') },
 })
 
-const readyz = createRoute({
+const readyz = publicRoute({
   method: 'get',
   path: '/readyz',
   tags: ['health'],
+  operationId: 'getReadiness',
+  summary: 'Readiness: the database answers in time (no token)',
   responses: {
     200: jsonResponse(Health, 'the database answers'),
     503: jsonResponse(Health, 'the database does not answer'),

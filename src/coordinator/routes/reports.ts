@@ -8,6 +8,8 @@ import { authedRoute, createRouter, jsonResponse } from '../http/http.js'
 const listRoute = authedRoute(['operator'], {
   method: 'get',
   path: '/v1/reports',
+  tags: ['reports'],
+  operationId: 'listReports',
   summary: 'Preflight reports, newest first, keyset-paginated (operator)',
   request: { query: ReportsQuery },
   responses: { 200: jsonResponse(ReportPage, 'one page of reports') },
@@ -16,6 +18,8 @@ const listRoute = authedRoute(['operator'], {
 const summaryRoute = authedRoute(['operator'], {
   method: 'get',
   path: '/v1/reports/summary',
+  tags: ['reports'],
+  operationId: 'summariseReports',
   summary: 'Per subagent and requirement: checks, met, unmet, error, last met, drift (operator)',
   request: { query: SummaryQuery },
   responses: { 200: jsonResponse(SummaryPage, 'one page of figures') },

@@ -15,6 +15,8 @@ const register = authedRoute(['orchestrator'], {
   method: 'post',
   path: '/v1/subagents',
   tags: ['subagents'],
+  operationId: 'registerSubagent',
+  summary: 'Register a definition, or store a new version of it when its hash changed (orchestrator)',
   request: { body: jsonBody(SubagentDefinition) },
   responses: {
     200: jsonResponse(SubagentRegistered, 'unchanged: the latest version already has this hash'),
@@ -26,6 +28,8 @@ const get = authedRoute(['orchestrator', 'operator'], {
   method: 'get',
   path: '/v1/subagents/{name}',
   tags: ['subagents'],
+  operationId: 'getSubagent',
+  summary: 'A definition: its latest version, or the one ?version= names',
   request: {
     params: SubagentPath,
     query: SubagentVersionQuery,

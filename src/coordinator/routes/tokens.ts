@@ -9,6 +9,7 @@ const list = authedRoute([], {
   method: 'get',
   path: '/v1/tokens',
   tags: ['tokens'],
+  operationId: 'listTokens',
   summary: 'Every token, oldest first, keyset-paginated: role, label, state, created, last used (admin)',
   request: { query: TokensQuery },
   responses: { 200: jsonResponse(TokenPage, 'one page of tokens') },
@@ -18,6 +19,7 @@ const revoke = authedRoute([], {
   method: 'delete',
   path: '/v1/tokens/{id}',
   tags: ['tokens'],
+  operationId: 'revokeToken',
   summary: 'Revoke a token: refused at once by every coordinator, for good (admin)',
   request: { params: TokenId },
   responses: {

@@ -18,6 +18,7 @@ const create = authedRoute([], {
   method: 'post',
   path: '/v1/webhooks',
   tags: ['webhooks'],
+  operationId: 'createWebhook',
   summary:
     'Register a webhook for dispatch.failed and/or requirement.drifted; answers its secret once (admin)',
   request: { body: jsonBody(CreateWebhookRequest) },
@@ -31,6 +32,7 @@ const list = authedRoute([], {
   method: 'get',
   path: '/v1/webhooks',
   tags: ['webhooks'],
+  operationId: 'listWebhooks',
   summary: 'Every webhook, oldest first, without its secret (admin)',
   responses: { 200: jsonResponse(WebhookList, 'the webhooks') },
 })
@@ -39,6 +41,7 @@ const remove = authedRoute([], {
   method: 'delete',
   path: '/v1/webhooks/{id}',
   tags: ['webhooks'],
+  operationId: 'deleteWebhook',
   summary: 'Delete a webhook and its pending deliveries (admin)',
   request: { params: WebhookId },
   responses: { 204: { description: 'deleted' }, 404: errorResponse('no such webhook (code not-found)') },
@@ -48,6 +51,7 @@ const deliveries = authedRoute([], {
   method: 'get',
   path: '/v1/webhooks/{id}/deliveries',
   tags: ['webhooks'],
+  operationId: 'listDeliveries',
   summary: "A webhook's deliveries, newest first: tries, last status or error, delivered or given up (admin)",
   request: { params: WebhookId, query: DeliveriesQuery },
   responses: {

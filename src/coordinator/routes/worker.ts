@@ -31,6 +31,8 @@ const claim = authedRoute(['worker'], {
   method: 'post',
   path: CLAIM_PATH,
   tags: ['worker'],
+  operationId: 'claimDispatch',
+  summary: 'Claim the oldest queued dispatch this worker can take, waiting up to waitMs (worker)',
   request: { body: jsonBody(ClaimRequest) },
   responses: {
     200: jsonResponse(ClaimResponse, 'a dispatch, its exact definition version and the lease'),
@@ -42,6 +44,8 @@ const heartbeat = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/heartbeat',
   tags: ['worker'],
+  operationId: 'renewLease',
+  summary: 'Extend the lease of a claimed dispatch (worker, fenced)',
   request: { params: DispatchId, body: jsonBody(HeartbeatRequest) },
   responses: { 200: jsonResponse(HeartbeatResponse, 'the lease was extended'), ...fencedErrors },
 })
@@ -50,6 +54,8 @@ const preflight = authedRoute(['worker'], {
   method: 'put',
   path: '/v1/dispatches/{id}/preflight',
   tags: ['worker'],
+  operationId: 'putPreflightReport',
+  summary: 'Store the preflight report and answer proceed or abort (worker, fenced)',
   request: { params: DispatchId, body: jsonBody(PreflightRequest) },
   responses: { 200: jsonResponse(PreflightDecision, 'stored; proceed or abort'), ...fencedErrors },
 })
@@ -58,6 +64,8 @@ const events = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/events',
   tags: ['worker'],
+  operationId: 'appendEvent',
+  summary: 'Append a lifecycle step to the dispatch’s events (worker, fenced)',
   request: { params: DispatchId, body: jsonBody(EventRequest) },
   responses: {
     201: jsonResponse(EventRecorded, 'the step was appended (or, for a retry, the stored one)'),
@@ -70,6 +78,8 @@ const complete = authedRoute(['worker'], {
   method: 'post',
   path: '/v1/dispatches/{id}/complete',
   tags: ['worker'],
+  operationId: 'completeDispatch',
+  summary: 'Finish the attempt: the agent’s exit, or a setup failure (worker, fenced)',
   request: { params: DispatchId, body: jsonBody(CompleteRequest) },
   responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
 })

@@ -1,0 +1,98 @@
+// The API reference page at /docs asks nothing of any host but the coordinator: its HTML names only
+// same-origin URLs, its script is served by the coordinator, its CSP allows nothing else, and in a real
+// browser (Chromium, when installed) every request it makes goes to the coordinator.
+import { existsSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../../support/app.js'
+
+const CHROMIUM = process.env.PREFLIGHT_CHROMIUM ?? '/usr/bin/chromium'
+
+// Every URL the page's HTML names: src, href, and what a <script> imports.
+function urlsIn(html: string): string[] {
+  const attributes = [...html.matchAll(/\b(?:src|href|action|content)\s*=\s*["']([^"']*)["']/gi)].map(
+    ([, url]) => url as string,
+  )
+  const imports = [...html.matchAll(/\bimport\b[^'"]*['"]([^'"]+)['"]/g)].map(([, url]) => url as string)
+  const absolute = [...html.matchAll(/\b(?:https?:)?\/\/[a-z0-9.-]+/gi)].map(([url]) => url)
+  return [...attributes, ...imports, ...absolute]
+}
+
+const sameOrigin = (url: string) => new URL(url, 'http://coordinator/docs').origin === 'http://coordinator'
+
+describe('the API reference page', () => {
+  const h = useTestApp()
+
+  it('names no URL outside the coordinator, and loads its script from it', async () => {
+    const res = await h.app.request('/docs')
+    expect(res.status).toBe(200)
+    const html = await res.text()
+    expect(html).toContain('<script src="/docs/scalar.js"')
+    expect(html).toContain('"url": "/openapi.json"')
+    const urls = urlsIn(html).filter((u) => !u.startsWith('width='))
+    expect(urls.length).toBeGreaterThan(0)
+    expect(urls.filter((u) => !sameOrigin(u))).toEqual([])
+  })
+
+  it('forbids the browser any other origin (Content-Security-Policy), its inline script by nonce', async () => {
+    const res = await h.app.request('/docs')
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+'(;|$)/)
+    expect(csp).toContain("connect-src 'self'")
+    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1]
+    expect(await res.text()).toContain(`nonce="${nonce}"`)
+    // a new nonce for each page
+    const again = (await h.app.request('/docs')).headers.get('content-security-policy')
+    expect(again).not.toBe(csp)
+  })
+
+  it('serves the reference’s script itself, without a token', async () => {
+    const res = await h.app.request('/docs/scalar.js')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/javascript/)
+    expect((await res.text()).length).toBeGreaterThan(1_000_000)
+  })
+})
+
+describe.runIf(existsSync(CHROMIUM))('the API reference page in Chromium', () => {
+  const h = useTestApp()
+  let base: string
+  let close: () => void
+
+  beforeAll(async () => {
+    const server = serve({ fetch: h.app.fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise((resolve) => server.once('listening', resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    close = () => server.close()
+  })
+  afterAll(() => close?.())
+
+  it('renders the operations, and every request it makes goes to the coordinator', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    try {
+      const page = await browser.newPage()
+      const requests: string[] = []
+      const refused: string[] = []
+      page.on('request', (r) => requests.push(r.url()))
+      // what the CSP blocked never becomes a request: the console says so instead
+      page.on('console', (m) => {
+        if (/Content Security Policy|Refused to/i.test(m.text())) refused.push(m.text())
+      })
+      // (Chromium's own favicon fetch is no request of the page's: not seen here)
+      await page.goto(`${base}/docs`)
+      // an operation's summary, rendered from /openapi.json (the first group is open)
+      await page.getByText('Register a definition', { exact: false }).first().waitFor()
+      await page.waitForLoadState('networkidle')
+      expect(requests).toEqual(
+        expect.arrayContaining([`${base}/docs`, `${base}/docs/scalar.js`, `${base}/openapi.json`]),
+      )
+      expect(requests.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith('data:'))).toEqual([])
+      expect(refused).toEqual([])
+    } finally {
+      await browser.close()
+    }
+  })
+})

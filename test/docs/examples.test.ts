@@ -1,0 +1,201 @@
+// The shell examples of README.md and docs/*.md, run as a reader would: against a live coordinator
+// and a real worker, with the built `preflight` on PATH, in a fresh git repository. Every ```sh block
+// is either run here or named below with where else it is held, so a new example cannot go untested
+// unnoticed. The only edits: the placeholders a reader replaces (the tokens npm start prints, its URL).
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Role } from '../../src/contract/index.js'
+import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
+import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import { tokens } from '../support/app.js'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { waitFor } from '../support/wait.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const BIN = join(ROOT, 'bin', 'preflight.js')
+
+// Blocks not run here, by file and first line, with where they are held instead.
+const HELD_ELSEWHERE: Record<string, string> = {
+  'README.md: npm ci && npm start': 'npm start: test/scripts/start.test.ts; npm test is what CI runs',
+  'docs/operations.md: cp .env.example .env':
+    'compose: test/containers/compose.test.ts (npm run test:containers)',
+  'docs/operations.md: docker pull node:24-bookworm-slim':
+    'needs a registry; the NODE_IMAGE build argument is test/containers/images.test.ts',
+  'docs/operations.md: # as root on Debian or Ubuntu, with no engine running: one is started for the run (socket':
+    'the container tests themselves, run by .ci/run',
+  'docs/mutation.md: npm run test:mutation': 'run by .ci/run',
+  'docs/worker.md: preflight worker --coordinator URL':
+    'a synopsis: its flags are checked against the worker below',
+  "docs/worker.md: preflight worker … --repo-allow 'https://github.com/acme/*' --repo-allow 'git@github.com:acme/*'":
+    'a fragment: the patterns are test/worker/repo-allow.test.ts',
+}
+
+interface Block {
+  key: string
+  text: string
+}
+
+async function shellBlocks(): Promise<Block[]> {
+  const files = ['README.md', ...(await readdir(join(ROOT, 'docs'))).map((f) => `docs/${f}`)]
+  const blocks: Block[] = []
+  for (const file of files.filter((f) => f.endsWith('.md'))) {
+    const text = await readFile(join(ROOT, file), 'utf8')
+    for (const [, body] of text.matchAll(/^```(?:sh|bash|shell|console)\n([\s\S]*?)^```$/gm)) {
+      const first = (body as string)
+        .split('\n')[0]
+        ?.replace(/\s+#.*$/, '')
+        .trim()
+      blocks.push({ key: `${file}: ${first}`, text: body as string })
+    }
+  }
+  return blocks
+}
+
+let t: TestDatabase
+let server: RunningServer
+let home: string
+let worker: ReturnType<typeof spawn>
+let env: NodeJS.ProcessEnv
+
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 4 })
+  await syncBootstrapTokens(
+    t.db.orm,
+    Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
+  )
+  server = await startServer({ db: t.db, port: 0, host: '127.0.0.1' })
+  home = await mkdtemp(join(tmpdir(), 'preflight-docs-'))
+  // `preflight` on PATH, as `npm link` or the image puts it
+  await mkdir(join(home, 'bin'))
+  await symlink(BIN, join(home, 'bin', 'preflight'))
+  // the reader's project: a git repository with a package.json and TypeScript sources
+  const repo = join(home, 'repo')
+  await mkdir(join(repo, 'src'), { recursive: true })
+  await writeFile(join(repo, 'package.json'), '{ "name": "app", "private": true }\n')
+  await writeFile(join(repo, 'src', 'index.ts'), 'export const x = 1\n')
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: repo })
+  git('init', '-q')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'app')
+  env = { ...process.env, PATH: `${join(home, 'bin')}:${process.env.PATH}` }
+  for (const name of Object.keys(env)) if (name.startsWith('PREFLIGHT_')) delete env[name]
+  env.PREFLIGHT_URL = server.url
+  env.PREFLIGHT_ORCHESTRATOR_TOKEN = tokens.orchestrator
+  env.PREFLIGHT_OPERATOR_TOKEN = tokens.operator
+  worker = spawn(
+    process.execPath,
+    [BIN, 'worker', '--coordinator', server.url, '--allow-local-repos', '--workdir', join(home, 'work')],
+    { env: { ...env, PREFLIGHT_TOKEN: tokens.worker }, stdio: 'ignore' },
+  )
+}, 60_000)
+
+afterAll(async () => {
+  worker?.kill('SIGKILL')
+  await server?.stop()
+  await t?.drop()
+  await rm(home, { recursive: true, force: true })
+})
+
+// An example as a reader runs it: one bash, in the repository, the placeholders filled in. Exit codes
+// 0 and 1 are answers (1: unmet); a command that exits 2 or more is a broken example. Steps numbered
+// "# 2." follow the earlier ones' effects ("a few seconds later"): before each, the shell waits on a
+// FIFO until the worker has ended every dispatch.
+async function runExample(text: string, cwd: string): Promise<{ output: string; broken: string[] }> {
+  const filled = text
+    .replaceAll('http://127.0.0.1:8080', server.url.replace(/\/$/, ''))
+    .replaceAll('pf_orchestrator_…', tokens.orchestrator)
+    .replaceAll('pf_operator_…', tokens.operator)
+  const fifo = join(home, `step-${Date.now()}`)
+  execFileSync('mkfifo', [fifo])
+  const steps = filled.split(/^(?=# \d+\. )/m)
+  const script = [
+    `trap 'c=$?; [ $c -ge 2 ] && echo "BROKEN($c): $BASH_COMMAND" >&2' ERR`,
+    steps.join(`echo __STEP__; read -r _ < '${fifo}'\n`),
+  ].join('\n')
+  const child = spawn('bash', ['-o', 'pipefail', '-c', script], { cwd, env })
+  let output = ''
+  child.stderr.on('data', (b) => (output += b))
+  child.stdout.on('data', async (b) => {
+    output += b
+    if (!String(b).includes('__STEP__')) return
+    await settled()
+    await writeFile(fifo, 'go\n')
+  })
+  await new Promise((done) => child.on('close', done))
+  return { output: output.replaceAll('__STEP__\n', ''), broken: output.match(/^BROKEN.*$/gm) ?? [] }
+}
+
+async function settled(): Promise<void> {
+  await waitFor(
+    async () => {
+      const busy = sql`SELECT 1 FROM dispatches WHERE status IN ('queued', 'claimed', 'running') LIMIT 1`
+      return ((await t.db.orm.execute(busy)) as unknown as unknown[]).length === 0
+    },
+    { timeoutMs: 60_000, everyMs: 100, what: 'every dispatch to end' },
+  )
+}
+
+describe('shell examples in README and docs', () => {
+  it('every block is run here or held elsewhere', async () => {
+    const blocks = await shellBlocks()
+    const unknown = blocks.map((b) => b.key).filter((k) => !(k in HELD_ELSEWHERE) && !(k in RUN))
+    expect(unknown).toEqual([])
+    const stale = [...Object.keys(HELD_ELSEWHERE), ...Object.keys(RUN)].filter(
+      (k) => !blocks.some((b) => b.key === k),
+    )
+    expect(stale).toEqual([])
+  })
+
+  // Each block with what its output must show; by default it runs in the reader's repository.
+  it('README lists every document of docs/', async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
+    const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md'))
+    expect(docs.filter((f) => !readme.includes(`](docs/${f})`))).toEqual([])
+  })
+
+  const RUN: Record<string, { inProject?: boolean; shows: (output: string) => void }> = {
+    // "with npm start running, in a second terminal" of the project: this coordinator stands in for
+    // npm start's, named the way the demo takes one that is not npm start's own
+    'README.md: npm run demo': {
+      inProject: true,
+      shows: (out) => {
+        expect(out).toContain(`using the coordinator at ${server.url}`)
+        expect(out).toMatch(/demo-needs-pnpm\s+preflight_failed/)
+        expect(out).toContain('exec pnpm-not-installed')
+      },
+    },
+    'README.md: export PREFLIGHT_URL=http://127.0.0.1:8080': {
+      shows: (out) => {
+        expect(out).not.toMatch(/"error":/)
+        expect(out).toMatch(/"hash":/)
+        expect(out).toMatch(/preflight_failed/)
+        expect(out).toMatch(/unmet +exec pnpm — not-found/)
+        expect(out).toMatch(/not-found/)
+      },
+    },
+    'README.md: echo \'{ "paths": ["package.json"], "exec": ["node", "pnpm"], "git": { "history": true } }\' > requires.json':
+      {
+        shows: (out) => {
+          expect(out).toMatch(/pnpm/)
+          expect(out).toMatch(/"status": ?"unmet"/)
+        },
+      },
+  }
+
+  for (const [key, { inProject, shows }] of Object.entries(RUN)) {
+    it(`runs ${key}`, async () => {
+      const block = (await shellBlocks()).find((b) => b.key === key)
+      expect(block).toBeDefined()
+      const ran = await runExample(block?.text ?? '', inProject ? ROOT : join(home, 'repo'))
+      expect(ran.broken, ran.output).toEqual([])
+      const output = ran.output
+      shows(output)
+    }, 120_000)
+  }
+})

@@ -1,0 +1,123 @@
+// `npm start` (scripts/start.ts) run for real: a coordinator on PGlite and a worker, each in a temp data
+// directory on a free port — one instance per directory, loopback by default, npm's PATH additions kept
+// from the worker, and an exit code that says a child died.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
+import { networkInterfaces, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, readState, type StartState, waitExit } from '../../scripts/local.js'
+import { waitFor } from '../support/wait.js'
+
+const NPM_BIN = '/somewhere/project/node_modules/.bin'
+
+interface Started {
+  child: ChildProcess
+  output: () => string
+}
+
+function start(dataDir: string, port: number, args: string[] = []): Started {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/start.ts', '--data-dir', dataDir, ...args],
+    {
+      env: {
+        ...process.env,
+        PREFLIGHT_PORT: String(port),
+        PATH: `${NPM_BIN}:${process.env.PATH}`,
+        npm_lifecycle_event: 'start',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
+  let output = ''
+  child.stdout?.on('data', (b) => (output += b))
+  child.stderr?.on('data', (b) => (output += b))
+  return { child, output: () => output }
+}
+
+async function running(dataDir: string): Promise<StartState> {
+  let state: StartState | undefined
+  const written = async () => {
+    state = await readState(dataDir)
+    return state?.workerPid !== undefined
+  }
+  await waitFor(written, {
+    timeoutMs: 60_000,
+    everyMs: 100,
+    what: 'npm start to write start.json',
+  })
+  return state as StartState
+}
+
+const reachable = (host: string, port: number) =>
+  new Promise<boolean>((done) => {
+    const socket = connect({ host, port }, () => {
+      socket.destroy()
+      done(true)
+    })
+    socket.on('error', () => done(false))
+  })
+
+describe('npm start', () => {
+  let dir: string
+  let port: number
+  let first: Started
+  let state: StartState
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'preflight-start-'))
+    port = await freePort()
+    first = start(dir, port)
+    state = await running(dir)
+  }, 90_000)
+  afterAll(async () => {
+    if (first.child.exitCode === null) first.child.kill('SIGTERM')
+    await waitExit(first.child)
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('listens on 127.0.0.1 unless told otherwise', async () => {
+    expect(state.url).toBe(`http://127.0.0.1:${port}`)
+    expect(await reachable('127.0.0.1', port)).toBe(true)
+    const outside = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)
+    if (outside) expect(await reachable(outside.address, port)).toBe(false)
+  })
+
+  it("runs its worker on the PATH a deployed worker has, without npm's additions", async () => {
+    const environ = (await readFile(`/proc/${state.workerPid}/environ`, 'utf8')).split('\0')
+    const path = environ.find((v) => v.startsWith('PATH='))
+    expect(path).toBeDefined()
+    expect(path).not.toContain('node_modules/.bin')
+    expect(environ.some((v) => v.startsWith('npm_'))).toBe(false)
+  })
+
+  it('refuses a second instance on the same directory and leaves the first untouched', async () => {
+    const before = await readFile(join(dir, 'start.json'), 'utf8')
+    const second = start(dir, await freePort())
+    expect(await waitExit(second.child)).toBe(1)
+    expect(second.output()).toMatch(/another npm start \(pid \d+\) is running/)
+    expect(second.output()).not.toContain('pf_orchestrator_')
+    expect(await readFile(join(dir, 'start.json'), 'utf8')).toBe(before)
+    expect((await fetch(`${state.url}/readyz`)).status).toBe(200)
+  }, 30_000)
+
+  it('exits non-zero and stops the coordinator when its worker dies', async () => {
+    process.kill(state.workerPid as number, 'SIGKILL')
+    expect(await waitExit(first.child)).toBe(1)
+    expect(first.output()).toMatch(/the worker exited \(code 1\); stopping/)
+    await expect(fetch(`${state.url}/readyz`)).rejects.toThrow()
+    await expect(readFile(join(dir, 'start.json'))).rejects.toThrow(/ENOENT/)
+  }, 30_000)
+})
+
+describe('npm start arguments', () => {
+  it('refuses an unknown option with exit 2 and one line', async () => {
+    const { child, output } = start('/nonexistent-preflight-dir', 1, ['--hots', 'x'])
+    expect(await waitExit(child)).toBe(2)
+    expect(output().trim().split('\n')).toHaveLength(1)
+    expect(output()).toMatch(/^npm start: Unknown option '--hots'/)
+  })
+})
