@@ -98,7 +98,8 @@ const cancel = authedRoute(['orchestrator'], {
 // clients sent it before the cancel took a body), rather than as malformed JSON. Hono keeps the body it
 // read as a promise in bodyCache (its type says the value); the validator reads it from there.
 const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if ((await c.req.text()) === '') c.req.bodyCache.text = Promise.resolve('{}') as unknown as string
+  if (c.req.header('content-type') && (await c.req.text()) === '')
+    c.req.bodyCache.text = Promise.resolve('{}') as unknown as string
   await next()
 }
 const withOptionalCancelBody = (router: ReturnType<typeof createRouter>) => {
