@@ -13,7 +13,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY worker ./worker
-COPY scripts/build-assets.mjs ./scripts/
+COPY scripts/build-assets.mjs scripts/bundle-cli.ts ./scripts/
 RUN npm run build
 
 # --- runtime: production dependencies, compiled code, migrations, git ------------------------------

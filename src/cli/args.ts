@@ -1,17 +1,5 @@
-// Argument parsing shared by the subcommands: node:util parseArgs, with its errors turned into UsageError.
-import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { defaultFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log/log.js'
+// What the subcommands share in reading their flags' values (main.ts parses the command line).
 import { UsageError } from './errors.js'
-
-type Options = NonNullable<ParseArgsConfig['options']>
-
-export function parseFlags<T extends Options>(args: string[], options: T, allowPositionals = false) {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals })
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message.replace(/\.\s.*$/s, '') : String(err))
-  }
-}
 
 export function intFlag(
   value: string | undefined,
@@ -46,36 +34,4 @@ export function tokenFrom(flag: string | undefined, role: string): string {
   const value = flag ?? process.env.PREFLIGHT_TOKEN
   if (!value) throw new UsageError(`give ${role} token with --token T or PREFLIGHT_TOKEN`)
   return value
-}
-
-// The flags of a command that runs as a service (coordinator, worker) and logs.
-export const logFlags = {
-  'log-level': { type: 'string' },
-  'log-format': { type: 'string' },
-} as const
-
-// --log-level, else PREFLIGHT_LOG_LEVEL, else info; --log-format, else PREFLIGHT_LOG_FORMAT, else pretty
-// when stdout and stderr are terminals and JSON lines otherwise.
-export function logOptions(values: { 'log-level'?: string; 'log-format'?: string }): {
-  level: LogLevel
-  format: LogFormat
-} {
-  const env = process.env
-  return {
-    level:
-      oneOf('log-level', values['log-level'] ?? (env.PREFLIGHT_LOG_LEVEL || undefined), LOG_LEVELS) ?? 'info',
-    format:
-      oneOf('log-format', values['log-format'] ?? (env.PREFLIGHT_LOG_FORMAT || undefined), LOG_FORMATS) ??
-      defaultFormat(),
-  }
-}
-
-function oneOf<T extends string>(
-  name: string,
-  value: string | undefined,
-  allowed: readonly T[],
-): T | undefined {
-  if (value === undefined) return undefined
-  if ((allowed as readonly string[]).includes(value)) return value as T
-  throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, got "${value}"`)
 }

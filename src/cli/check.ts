@@ -1,25 +1,20 @@
 // `preflight check`: the worker's verifier run by hand on a workspace, with this process's environment as the agent's.
-import { randomBytes } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { z } from 'zod'
 import { verify } from '../../worker/checks/index.js'
 import { agentEnvironment } from '../../worker/env.js'
-import { type CheckReport, ContextRequires, SubagentDefinition } from '../contract/index.js'
+import type { CheckReport, ContextRequires } from '../contract/index.js'
+import { plainRequires } from '../contract/light.js'
 import { wantsColour } from '../log/colour.js'
-import { intFlag, parseFlags } from './args.js'
+import { intFlag, say } from './args.js'
 import { FORMATS, type Format, render } from './check-format.js'
+import type { CHECK_FLAGS, Values } from './commands.js'
 import { UsageError } from './errors.js'
+import { nearest } from './nearest.js'
 
-const OPTIONS = {
-  workspace: { type: 'string' },
-  requires: { type: 'string' },
-  subagent: { type: 'string' },
-  format: { type: 'string', default: 'text' },
-  output: { type: 'string' },
-  'timeout-ms': { type: 'string' },
-} as const
+type CheckFlags = Values<typeof CHECK_FLAGS>
 
 interface CheckArgs {
   workspace: string
@@ -30,8 +25,8 @@ interface CheckArgs {
   timeoutMs: number | undefined
 }
 
-export async function run(args: string[]): Promise<number> {
-  const parsed = parseCheckArgs(args)
+export async function run(values: CheckFlags): Promise<number> {
+  const parsed = await parseCheckArgs(values)
   const verdict = await verify(parsed.requires, {
     workspace: parsed.workspace,
     env: agentEnvironment(process.env),
@@ -46,6 +41,8 @@ export async function run(args: string[]): Promise<number> {
 // The whole report or none of it: written beside the file, flushed, then renamed over it, so a reader
 // (a CI step, a watcher) never sees half a report and an earlier one stays whole until replaced.
 async function writeAtomically(file: string, text: string): Promise<void> {
+  // node:crypto only here: loading it costs every other run of `check` its start-up
+  const { randomBytes } = await import('node:crypto')
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
   try {
     const handle = await open(temp, 'wx', 0o666)
@@ -62,21 +59,22 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   }
 }
 
-function parseCheckArgs(args: string[]): CheckArgs {
-  const { values } = parseFlags(args, OPTIONS)
+async function parseCheckArgs(values: CheckFlags): Promise<CheckArgs> {
   if (!values.workspace) throw new UsageError('--workspace DIR is required')
-  if (Boolean(values.requires) === Boolean(values.subagent)) {
-    throw new UsageError('give exactly one of --requires FILE or --subagent FILE')
-  }
-  if (!(FORMATS as readonly string[]).includes(values.format)) {
-    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${values.format}"`)
+  const subagentFile = values['subagent-file'] ?? values.subagent
+  const given = [values.requires, values['subagent-file'], values.subagent].filter((v) => v !== undefined)
+  if (given.length !== 1) throw new UsageError('give exactly one of --requires FILE or --subagent-file FILE')
+  if (values.subagent !== undefined) say('--subagent FILE is deprecated: use --subagent-file FILE')
+  const format = values.format ?? 'text'
+  if (!(FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got "${format}"`)
   }
   return {
     workspace: workspaceDir(values.workspace),
     requires: values.requires
-      ? readJson(values.requires, ContextRequires)
-      : readJson(values.subagent as string, SubagentDefinition).contextRequires,
-    format: values.format as Format,
+      ? await readRequires(values.requires)
+      : (await readSubagent(subagentFile as string)).contextRequires,
+    format: format as Format,
     output: values.output === undefined ? undefined : outputFile(values.output),
     timeoutMs: intFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
   }
@@ -112,7 +110,20 @@ function outputFile(file: string): string {
 // before it is read.
 const MAX_REQUIRES_BYTES = 1024 * 1024
 
-function readJson<T extends z.ZodType>(file: string, schema: T): z.infer<T> {
+// contextRequires read without zod when it is plainly valid (the common case: loading zod would double
+// the command's start-up); otherwise the contract's schema decides and says why.
+async function readRequires(file: string): Promise<ContextRequires | undefined> {
+  const json = readJson(file)
+  const plain = plainRequires(json)
+  if (plain) return plain
+  return validated(file, json, (await import('../contract/requirements.js')).ContextRequires)
+}
+
+async function readSubagent(file: string) {
+  return validated(file, readJson(file), (await import('../contract/definition.js')).SubagentDefinition)
+}
+
+function readJson(file: string): unknown {
   let text: string
   try {
     const info = statSync(file)
@@ -123,16 +134,37 @@ function readJson<T extends z.ZodType>(file: string, schema: T): z.infer<T> {
     if (err instanceof UsageError) throw err
     throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
   }
-  let json: unknown
   try {
-    json = JSON.parse(text)
+    return JSON.parse(text)
   } catch (err) {
     throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`)
   }
+}
+
+// The schema's data, or its first issue as one sentence; a key it does not know names the nearest it does.
+function validated<T extends z.ZodType>(file: string, json: unknown, schema: T): z.infer<T> {
   const parsed = schema.safeParse(json)
   if (parsed.success) return parsed.data
   const [issue] = parsed.error.issues
   const where = issue?.path.length ? issue.path.join('.') : '(top level)'
   const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more)` : ''
-  throw new UsageError(`${file} is not valid at ${where}: ${issue?.message ?? 'invalid'}${more}`)
+  const hint = issue?.code === 'unrecognized_keys' ? suggestion(issue.keys, keysAt(schema, issue.path)) : ''
+  throw new UsageError(`${file} is not valid at ${where}: ${issue?.message ?? 'invalid'}${hint}${more}`)
+}
+
+function suggestion(unknown: string[], known: string[]): string {
+  const near = unknown.flatMap((key) => nearest(key, known, 1))
+  return near.length > 0 ? `; did you mean ${near.map((k) => `"${k}"`).join(', ')}?` : ''
+}
+
+// The keys the schema knows for the object at `path` (through optional wrappers).
+function keysAt(schema: z.ZodType, path: PropertyKey[]): string[] {
+  const unwrap = (s: unknown) => {
+    let inner = s as { unwrap?: () => unknown; shape?: Record<string, unknown> } | undefined
+    while (inner && typeof inner.unwrap === 'function' && !inner.shape) inner = inner.unwrap() as typeof inner
+    return inner
+  }
+  let at = unwrap(schema)
+  for (const key of path) at = unwrap(at?.shape?.[String(key)])
+  return Object.keys(at?.shape ?? {})
 }

@@ -6,26 +6,13 @@ import { migrate } from '../coordinator/db/migrate.js'
 import { MIN_TOKEN_LENGTH, parseBootstrapTokens, syncBootstrapTokens } from '../coordinator/http/auth.js'
 import { startServer } from '../coordinator/server.js'
 import { createLog } from '../log/log.js'
-import { intFlag, logFlags, logOptions, parseFlags } from './args.js'
+import { intFlag } from './args.js'
+import type { COORDINATOR_FLAGS, Values } from './commands.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
+import { logOptions } from './log-options.js'
 
-const flags = {
-  port: { type: 'string' },
-  host: { type: 'string' },
-  'database-url': { type: 'string' },
-  'data-dir': { type: 'string' },
-  'lease-ms': { type: 'string' },
-  'max-attempts': { type: 'string' },
-  'sweep-ms': { type: 'string' },
-  'claim-wait-cap-ms': { type: 'string' },
-  'statement-timeout-ms': { type: 'string' },
-  'request-timeout-ms': { type: 'string' },
-  ...logFlags,
-} as const
-
-export async function run(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, flags)
+export async function run(values: Values<typeof COORDINATOR_FLAGS>): Promise<number> {
   const env = process.env
   // PREFLIGHT_PORT is what the image's HEALTHCHECK asks; PORT is the platforms' (Heroku, Cloud Run)
   const port =
@@ -59,7 +46,7 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-function configFrom(values: Record<string, string | undefined>): Partial<CoordinatorConfig> {
+function configFrom(values: Values<typeof COORDINATOR_FLAGS>): Partial<CoordinatorConfig> {
   const config: Partial<CoordinatorConfig> = {}
   const env = process.env
   type NumberKey = {

@@ -13,40 +13,15 @@ import {
   MAX_PAGE,
 } from '../contract/index.js'
 import { type Api, ApiRefusal, call } from './api.js'
-import { coordinatorUrl, intFlag, parseFlags, say, tokenFrom } from './args.js'
+import { coordinatorUrl, intFlag, say, tokenFrom } from './args.js'
+import { type API_FLAGS, FILTER_FLAGS, type LIST_FLAGS, type Values, type WATCH_FLAGS } from './commands.js'
 import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
 import { UsageError } from './errors.js'
-
-const USAGE = 'usage: preflight dispatches list|show ID|cancel ID|watch [options]'
-
-const common = {
-  coordinator: { type: 'string' },
-  token: { type: 'string' },
-  format: { type: 'string' },
-} as const
-const filters = {
-  status: { type: 'string', multiple: true },
-  subagent: { type: 'string' },
-  worker: { type: 'string' },
-  reason: { type: 'string' },
-  since: { type: 'string' },
-} as const
 
 // What watch follows when no --status is given: the dispatches that failed.
 export const FAILURES = ['setup_failed', 'preflight_failed', 'failed', 'expired'] as const
 
-export async function run(args: string[]): Promise<number> {
-  const [action, ...rest] = args
-  if (action === 'list') return list(rest)
-  if (action === 'show') return show(rest)
-  if (action === 'cancel') return cancel(rest)
-  if (action === 'watch') return watch(rest)
-  if (action === '--help' || action === '-h') {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
-  throw new UsageError(action ? `unknown dispatches command "${action}"; ${USAGE}` : USAGE)
-}
+type ApiFlags = Values<typeof API_FLAGS>
 
 function formatOf(value: string | undefined): 'text' | 'json' {
   const format = value ?? 'text'
@@ -68,7 +43,7 @@ function queryOf(
 ): URLSearchParams {
   const given: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(values))
-    if ((name in filters || name === 'until') && value !== undefined && typeof value !== 'boolean')
+    if ((name in FILTER_FLAGS || name === 'until') && value !== undefined && typeof value !== 'boolean')
       given[name] = value
   const parsed = schema.safeParse(given)
   if (!parsed.success) {
@@ -85,13 +60,7 @@ function queryOf(
   return query
 }
 
-async function list(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {
-    ...common,
-    ...filters,
-    until: { type: 'string' },
-    limit: { type: 'string' },
-  })
+export async function list(values: Values<typeof LIST_FLAGS>): Promise<number> {
   const format = formatOf(values.format)
   const query = queryOf(values, DispatchesQuery)
   const api = apiOf(values)
@@ -110,28 +79,24 @@ async function list(args: string[]): Promise<number> {
   return 0
 }
 
-function idOf(positionals: string[], action: string): string {
-  const [id, ...extra] = positionals
-  if (!id || extra.length > 0) throw new UsageError(`usage: preflight dispatches ${action} ID`)
+function checkId(id: string): string {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
     throw new UsageError(`"${id}" is not a dispatch id (a UUID)`)
   return id
 }
 
-async function show(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, common, true)
+export async function show(values: ApiFlags, idText: string): Promise<number> {
   const format = formatOf(values.format)
-  const id = idOf(positionals, 'show')
+  const id = checkId(idText)
   const view = await call<DispatchView>(apiOf(values), 'GET', `v1/dispatches/${id}`)
   process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
   return 0
 }
 
 // A cancel the coordinator refuses (it has ended, no such dispatch) is one line and exit 1.
-async function cancel(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, common, true)
+export async function cancel(values: ApiFlags, idText: string): Promise<number> {
   const format = formatOf(values.format)
-  const id = idOf(positionals, 'cancel')
+  const id = checkId(idText)
   const api = { base: coordinatorUrl(values.coordinator), token: tokenFrom(values.token, 'an orchestrator') }
   try {
     const done = await call<DispatchCreated>(api, 'POST', `v1/dispatches/${id}/cancel`)
@@ -146,8 +111,7 @@ async function cancel(args: string[]): Promise<number> {
 
 // Prints each dispatch as it ends (text: a block each; json: one object a line) until stopped, or after
 // --count of them. A coordinator that is away (unreachable, 503) is asked again every second.
-async function watch(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, { ...common, ...filters, count: { type: 'string' } })
+export async function watch(values: Values<typeof WATCH_FLAGS>): Promise<number> {
   const format = formatOf(values.format)
   const query = queryOf({ ...values, status: values.status ?? [...FAILURES] }, EndingsQuery)
   const api = apiOf(values)

@@ -1,54 +1,136 @@
-// The `preflight` CLI: dispatches to one module per subcommand, each exporting `run(args)`.
+// The `preflight` CLI: commander parses the command line from the table in commands.ts (flags, help,
+// suggestions), then the chosen command's module is imported and run with the parsed values.
+import { readFileSync } from 'node:fs'
+import { Command, CommanderError, Option } from 'commander'
+import { COMMANDS, type Spec, type Values } from './commands.js'
 import { UsageError } from './errors.js'
 
-type Command = { run(args: string[]): Promise<number> }
+const GLOBAL_ENV = { PREFLIGHT_DEBUG: 'print the stack of an unexpected error' }
 
-const commands: Record<string, () => Promise<Command>> = {
-  check: () => import('./check.js'),
-  coordinator: () => import('./coordinator.js'),
-  worker: () => import('./worker.js'),
-  migrate: () => import('./migrate.js'),
-  token: () => import('./token.js'),
-  reports: () => import('./reports.js'),
-  dispatches: () => import('./dispatches.js'),
-  explain: () => import('./explain.js'),
+interface Chosen {
+  spec: Spec
+  values: Values<Record<string, { arg: string; help: string }>>
+  args: string[]
 }
 
-const USAGE = `usage: preflight <command> [options]
-
-commands:
-  check        verify a workspace against contextRequires (exit 0 met, 1 unmet/error, 2 bad input)
-  coordinator  run the HTTP coordinator (embedded PGlite under ./.preflight when no database URL)
-  worker       claim and run dispatches from a coordinator
-  migrate      apply database migrations
-  token        API tokens: token create --role R, token list, token revoke ID
-  reports      list preflight reports from a coordinator
-  dispatches   dispatches list, show ID, cancel ID, watch: why dispatches ended, and as they end
-  explain      explain REASON: what a reason code means and what to look at`
-
-export async function main(argv: string[]): Promise<number> {
-  const [name, ...args] = argv
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(`${USAGE}\n`)
-    return name ? 0 : 2
-  }
-  const load = commands[name]
-  if (!load) return fail(new UsageError(`unknown command "${name}"; run "preflight --help" for the list`))
+// Parses and runs; bad input throws a UsageError, a fault whatever the command threw.
+export async function execute(argv: string[]): Promise<number> {
+  let chosen: Chosen | undefined
+  const program = build((c) => {
+    chosen = c
+  })
   try {
-    return await (await load()).run(args)
+    program.parse(argv, { from: 'user' })
   } catch (err) {
-    return fail(err)
+    if (!(err instanceof CommanderError)) throw err
+    // --help and --version were answered on stdout
+    if (err.exitCode === 0) return 0
+    if (err.code === 'commander.help') throw new UsageError(needsCommand(argv))
+    throw new UsageError(oneLine(err.message))
   }
+  if (!chosen?.spec.run) throw new UsageError(needsCommand(argv))
+  return chosen.spec.run(chosen.values, chosen.args)
 }
 
 // Bad input is one sentence on stderr and exit 2; anything else is a fault: one line, exit 1.
-function fail(err: unknown): number {
-  if (err instanceof UsageError) {
-    process.stderr.write(`preflight: ${err.message}\n`)
-    return 2
+export async function main(argv: string[]): Promise<number> {
+  try {
+    return await execute(argv)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`preflight: ${err.message}\n`)
+      return 2
+    }
+    const message = err instanceof Error ? err.message : String(err)
+    process.stderr.write(`preflight: ${message}\n`)
+    if (process.env.PREFLIGHT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`)
+    return 1
   }
-  const message = err instanceof Error ? err.message : String(err)
-  process.stderr.write(`preflight: ${message}\n`)
-  if (process.env.PREFLIGHT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`)
-  return 1
+}
+
+function build(choose: (c: Chosen) => void): Command {
+  const program = new Command('preflight')
+    .description('Worker-side preflight verification for coding-agent jobs')
+    .version(version(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [COMMAND]', 'show help for a command')
+    // errors become a UsageError (one line), not commander's own output and exit
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, outputError: () => {} })
+    .addHelpText(
+      'after',
+      `\n${section('Environment', GLOBAL_ENV)}\n\nExample:\n  $ preflight check --help\n\n` +
+        section('Exit codes', { 0: 'success', 1: 'failure (see the command)', 2: 'bad input' }),
+    )
+  for (const [name, spec] of Object.entries(COMMANDS)) addCommand(program, name, spec, choose)
+  return program
+}
+
+function addCommand(parent: Command, name: string, spec: Spec, choose: (c: Chosen) => void): void {
+  const cmd = parent.command(name).description(spec.summary).helpOption('-h, --help', 'show help')
+  for (const arg of spec.args ?? []) cmd.argument(arg)
+  const names = new Map<string, string>()
+  for (const [flag, f] of Object.entries(spec.flags ?? {})) {
+    const option = new Option(f.arg ? `--${flag} <${f.arg}>` : `--${flag}`, f.help)
+    if (f.many)
+      option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    if (f.hidden) option.hideHelp()
+    cmd.addOption(option)
+    names.set(flag, option.attributeName())
+  }
+  for (const [sub, subSpec] of Object.entries(spec.commands ?? {})) addCommand(cmd, sub, subSpec, choose)
+  const after = [
+    spec.env ? section('Environment', { ...spec.env, ...GLOBAL_ENV }) : section('Environment', GLOBAL_ENV),
+    spec.example ? `Example:\n  $ ${spec.example}` : '',
+    spec.exits ? section('Exit codes', spec.exits) : '',
+  ].filter(Boolean)
+  cmd.addHelpText('after', `\n${after.join('\n\n')}`)
+  if (spec.run) {
+    cmd.action(() => {
+      const opts = cmd.opts()
+      const values: Chosen['values'] = {}
+      for (const [flag, key] of names) if (opts[key] !== undefined) values[flag] = opts[key]
+      choose({ spec, values, args: cmd.processedArgs as string[] })
+    })
+  }
+}
+
+function section(title: string, rows: Record<string, string>): string {
+  const width = Math.max(...Object.keys(rows).map((k) => k.length))
+  return `${title}:\n${Object.entries(rows)
+    .map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)
+    .join('\n')}`
+}
+
+// "error: unknown option '--fsat'\n(Did you mean --fast?)" → "unknown option '--fsat'; did you mean --fast?"
+function oneLine(message: string): string {
+  return message
+    .replace(/^error: /, '')
+    .replace(/\s*\n\(Did you mean (.*)\?\)/, '; did you mean $1?')
+    .replace(/\s*\n\s*/g, ' ')
+}
+
+// A command that needs a subcommand was given none: name the ones it has.
+function needsCommand(argv: string[]): string {
+  const path: string[] = []
+  let spec: Spec = { summary: '', commands: COMMANDS }
+  for (const word of argv) {
+    const next = spec.commands?.[word]
+    if (!next) break
+    path.push(word)
+    spec = next
+  }
+  const said = ['preflight', ...path].join(' ')
+  return `give a command: ${said} ${Object.keys(spec.commands ?? {}).join('|')}; see "${said} --help"`
+}
+
+// The version in package.json, found upward from this file (dist/src/cli or src/cli).
+function version(): string {
+  for (let dir = new URL('.', import.meta.url); dir.pathname !== '/'; dir = new URL('..', dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as Record<string, unknown>
+      if (pkg.name === 'preflight') return String(pkg.version)
+    } catch {}
+  }
+  return 'unknown'
 }

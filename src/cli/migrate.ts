@@ -1,10 +1,10 @@
 // `preflight migrate [--database-url URL]` — applies migrations/*.sql (safe twice and concurrently).
 import { migrate } from '../coordinator/db/migrate.js'
-import { parseFlags, say } from './args.js'
+import { say } from './args.js'
+import type { DB_FLAGS, Values } from './commands.js'
 import { openDatabase } from './database.js'
 
-export async function run(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, { 'database-url': { type: 'string' }, 'data-dir': { type: 'string' } })
+export async function run(values: Values<typeof DB_FLAGS>): Promise<number> {
   const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)
   try {
     const applied = await migrate(db)

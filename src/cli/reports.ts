@@ -2,23 +2,10 @@
 // nextCursor through every page (or until --limit reports), as text blocks or a JSON array.
 import { MAX_PAGE, type ReportItem, type ReportPage, ReportsQuery } from '../contract/index.js'
 import { type Api, call } from './api.js'
-import { coordinatorUrl, intFlag, parseFlags, tokenFrom } from './args.js'
+import { coordinatorUrl, intFlag, tokenFrom } from './args.js'
+import type { REPORTS_FLAGS, Values } from './commands.js'
 import { UsageError } from './errors.js'
 import { formatReports } from './reports-format.js'
-
-const flags = {
-  coordinator: { type: 'string' },
-  token: { type: 'string' },
-  outcome: { type: 'string' },
-  subagent: { type: 'string' },
-  worker: { type: 'string' },
-  kind: { type: 'string' },
-  reason: { type: 'string' },
-  since: { type: 'string' },
-  until: { type: 'string' },
-  limit: { type: 'string' },
-  format: { type: 'string' },
-} as const
 
 const FILTERS = ['outcome', 'subagent', 'worker', 'kind', 'reason', 'since', 'until'] as const
 
@@ -28,8 +15,8 @@ interface Request extends Api {
   format: 'text' | 'json'
 }
 
-export async function run(args: string[]): Promise<number> {
-  const request = parseRequest(args)
+export async function run(values: Values<typeof REPORTS_FLAGS>): Promise<number> {
+  const request = parseRequest(values)
   const items = await fetchAll(request)
   process.stdout.write(
     request.format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatReports(items),
@@ -37,8 +24,7 @@ export async function run(args: string[]): Promise<number> {
   return 0
 }
 
-function parseRequest(args: string[]): Request {
-  const { values } = parseFlags(args, flags)
+function parseRequest(values: Values<typeof REPORTS_FLAGS>): Request {
   const format = values.format ?? 'text'
   if (format !== 'text' && format !== 'json')
     throw new UsageError(`--format must be text or json, got "${format}"`)

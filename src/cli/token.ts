@@ -8,37 +8,20 @@ import type { Database } from '../coordinator/db/client.js'
 import { migrate } from '../coordinator/db/migrate.js'
 import { listTokens, revokeToken } from '../coordinator/db/tokens.js'
 import { createToken } from '../coordinator/http/auth.js'
-import { parseFlags, say } from './args.js'
+import { say } from './args.js'
+import type { DB_FLAGS, TOKEN_CREATE_FLAGS, TOKEN_LIST_FLAGS, Values } from './commands.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
 
-const USAGE =
-  'usage: preflight token create --role orchestrator|worker|operator|admin [--label L] [--expires-in 90d]' +
-  ' | token list [--format text|json] | token revoke ID'
+type CreateFlags = Values<typeof TOKEN_CREATE_FLAGS>
+type DbFlags = Values<typeof DB_FLAGS>
 
-const flags = {
-  role: { type: 'string' },
-  label: { type: 'string' },
-  'expires-in': { type: 'string' },
-  format: { type: 'string' },
-  'database-url': { type: 'string' },
-  'data-dir': { type: 'string' },
-} as const
+export const create = (values: CreateFlags) => withDatabase(values, creation(values))
+export const list = (values: Values<typeof TOKEN_LIST_FLAGS>) => withDatabase(values, listing(values))
+export const revoke = (values: DbFlags, id: string) => withDatabase(values, revocation(id))
 
-type Values = ReturnType<typeof parseFlags<typeof flags>>['values']
-
-export async function run(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, flags, true)
-  const [verb, ...rest] = positionals
-  const command =
-    verb === 'create' && rest.length === 0
-      ? create(values)
-      : verb === 'list' && rest.length === 0
-        ? list(values)
-        : verb === 'revoke' && rest.length === 1
-          ? revoke(rest[0] as string)
-          : undefined
-  if (!command) throw new UsageError(USAGE)
+// The verb's arguments were checked (it is a Command) before the database is opened.
+async function withDatabase(values: DbFlags, command: Command): Promise<number> {
   const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)
   try {
     await migrate(db)
@@ -48,10 +31,10 @@ export async function run(args: string[]): Promise<number> {
   }
 }
 
-// Each verb checks its arguments before the database is opened, then runs against it.
+// Each verb checks its arguments, then runs against the database.
 type Command = (db: Database) => Promise<number>
 
-function create(values: Values): Command {
+function creation(values: CreateFlags): Command {
   const role = Role.safeParse(values.role)
   if (!role.success) throw new UsageError(`--role must be one of ${Role.options.join(', ')}`)
   const expiresIn = values['expires-in'] === undefined ? undefined : durationMs(values['expires-in'])
@@ -64,7 +47,7 @@ function create(values: Values): Command {
   }
 }
 
-function list(values: Values): Command {
+function listing(values: Values<typeof TOKEN_LIST_FLAGS>): Command {
   const format = values.format ?? 'text'
   if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json`)
   return async (db) => {
@@ -80,7 +63,7 @@ function list(values: Values): Command {
   }
 }
 
-function revoke(idText: string): Command {
+function revocation(idText: string): Command {
   if (!/^[1-9][0-9]{0,14}$/.test(idText))
     throw new UsageError(`a token id is a whole number, got "${idText}"`)
   const id = Number(idText)

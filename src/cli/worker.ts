@@ -14,41 +14,12 @@ import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
 import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
-import { coordinatorUrl, intFlag, logFlags, logOptions, parseFlags } from './args.js'
+import { coordinatorUrl, intFlag } from './args.js'
+import type { Values, WORKER_FLAGS } from './commands.js'
 import { UsageError } from './errors.js'
+import { logOptions } from './log-options.js'
 
-const flags = {
-  coordinator: { type: 'string' },
-  // refused with a reason: a command line is readable by every local user, agents included
-  token: { type: 'string' },
-  'token-file': { type: 'string' },
-  'agent-uid': { type: 'string' },
-  label: { type: 'string', multiple: true },
-  workdir: { type: 'string' },
-  concurrency: { type: 'string' },
-  'pass-env': { type: 'string', multiple: true },
-  'workspace-root': { type: 'string', multiple: true },
-  'keep-failed': { type: 'boolean' },
-  'allow-local-repos': { type: 'boolean' },
-  'worker-id': { type: 'string' },
-  'grace-ms': { type: 'string' },
-  'wait-ms': { type: 'string' },
-  'setup-timeout-ms': { type: 'string' },
-  'check-timeout-ms': { type: 'string' },
-  'clone-timeout-ms': { type: 'string' },
-  'agent-timeout-ms': { type: 'string' },
-  'max-dispatches': { type: 'string' },
-  'repo-allow': { type: 'string', multiple: true },
-  'git-credentials': { type: 'string' },
-  'ssh-key': { type: 'string' },
-  'ssh-known-hosts': { type: 'string' },
-  'metrics-port': { type: 'string' },
-  'metrics-host': { type: 'string' },
-  ...logFlags,
-} as const
-
-export async function run(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, flags)
+export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> {
   const env = process.env
   const url = coordinatorUrl(values.coordinator).toString()
   const token = await workerToken(values.token, values['token-file'])

@@ -47,10 +47,7 @@ export const PreflightReport = z.strictObject({
 })
 export type PreflightReport = z.infer<typeof PreflightReport>
 
-export function outcomeOf(results: readonly Pick<CheckResult, 'status'>[]): Outcome {
-  if (results.every((r) => r.status === 'met')) return 'met'
-  return results.some((r) => r.status === 'unmet') ? 'unmet' : 'error'
-}
+export { outcomeOf } from './light.js'
 
 // What `preflight check --format json` prints: the report less the worker, with the workspace it judged.
 export const CheckReport = z.strictObject({

@@ -1,33 +1,29 @@
 // contextRequires (schema version 1): what a subagent declares about its workspace (docs/requirements.md).
 import { z } from 'zod'
+import {
+  BAD_EXEC_NAME,
+  EMPTY_PATTERN,
+  EXEC_NAME,
+  GitFact,
+  LONG_PATTERN,
+  MAX_EXEC,
+  MAX_PATHS,
+  MAX_PATTERN_LENGTH,
+  PATTERN_RULES,
+  REQUIREMENT_KINDS,
+} from './light.js'
 
-export const MAX_PATHS = 256
-export const MAX_EXEC = 256
-export const MAX_PATTERN_LENGTH = 512
-export const EXEC_NAME = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/
+export { EXEC_NAME, GitFact, MAX_EXEC, MAX_PATHS, MAX_PATTERN_LENGTH } from './light.js'
 
 const noDuplicates = (list: string[]) => new Set(list).size === list.length
 
-// The grammar of docs/requirements.md, "paths". `[\s\S]`, not `.`: a name may hold a newline, and
-// `.` would let one hide a ".." segment behind it.
-export const PathPattern = z
-  .string()
-  .min(1, 'a path pattern must not be empty')
-  .max(MAX_PATTERN_LENGTH, `a path pattern must be at most ${MAX_PATTERN_LENGTH} characters`)
-  .regex(/^[^/]/, 'a path pattern must be relative to the workspace, not absolute')
-  .regex(/^(?!(?:[\s\S]*\/)?\.\.(?:\/|$))/, 'a path pattern must not contain a ".." segment')
-  .regex(/^[^\\]*$/, 'a path pattern must use "/" separators, not backslashes')
-  .regex(/^[^\0]*$/, 'a path pattern must not contain NUL')
-  .regex(/^[^!]/, 'a path pattern must not be a negation (leading "!")')
-  .regex(/^(?![\s\S]*\/\/)/, 'a path pattern must be in normal form: no empty segment ("a//b")')
-  .regex(
-    /^(?:\.\/)?(?!(?:[\s\S]*\/)?\.(?:\/|$))[\s\S]/,
-    'a path pattern must be in normal form: no "." segment ("a/./b"), only one leading "./", and a name after it',
-  )
+// The grammar of a path pattern (docs/requirements.md, "paths"), its rules and messages in light.ts.
+export const PathPattern = PATTERN_RULES.reduce(
+  (schema, [rule, message]) => schema.regex(rule, message),
+  z.string().min(1, EMPTY_PATTERN).max(MAX_PATTERN_LENGTH, LONG_PATTERN),
+)
 
-export const ExecName = z
-  .string()
-  .regex(EXEC_NAME, 'an exec name must be a bare binary name (letters, digits, "._+-"; no slash)')
+export const ExecName = z.string().regex(EXEC_NAME, BAD_EXEC_NAME)
 
 export const GitRequirements = z.strictObject({
   worktree: z.boolean().optional(),
@@ -49,11 +45,8 @@ export const ContextRequires = z.strictObject({
 })
 export type ContextRequires = z.infer<typeof ContextRequires>
 
-export const RequirementKind = z.enum(['paths', 'exec', 'git'])
+export const RequirementKind = z.enum(REQUIREMENT_KINDS)
 export type RequirementKind = z.infer<typeof RequirementKind>
-
-export const GitFact = ['worktree', 'history'] as const
-export type GitFact = (typeof GitFact)[number]
 
 export interface Requirement {
   kind: RequirementKind

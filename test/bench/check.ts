@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SETS } from './reference.js'
+import { measureStartup, printStartup, TARGET } from './startup.js'
 import { ensureBenchWorkspace } from './workspace.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -142,6 +143,14 @@ function main(): void {
   console.log(
     verdict(rss / 1024 <= 120, `peak RSS of preflight check <= 120 MB: ${(rss / 1024).toFixed(1)} MB`),
   )
+  const startup = measureStartup()
+  console.log('start-up, interleaved runs of each command, medians (test/bench/startup.ts)')
+  printStartup(startup)
+  for (const f of startup)
+    if (f.ratio !== undefined)
+      console.log(
+        verdict(f.ratio <= TARGET, `${f.label} within ${TARGET}x ${f.floor}: ${f.ratio.toFixed(2)}x`),
+      )
   console.log(
     `load average at the end: ${loadavg()
       .map((l) => l.toFixed(2))

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { logOptions } from '../../src/cli/args.js'
 import { UsageError } from '../../src/cli/errors.js'
+import { logOptions } from '../../src/cli/log-options.js'
 
 const saved = { level: process.env.PREFLIGHT_LOG_LEVEL, format: process.env.PREFLIGHT_LOG_FORMAT }
 afterEach(() => {

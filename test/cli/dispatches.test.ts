@@ -4,8 +4,8 @@
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run } from '../../src/cli/dispatches.js'
 import { UsageError } from '../../src/cli/errors.js'
+import { execute } from '../../src/cli/main.js'
 import type { Role } from '../../src/contract/index.js'
 import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
@@ -147,12 +147,12 @@ describe('preflight dispatches refuses', () => {
     ['no command', []],
   ])('%s as bad input', async (_what, args) => {
     env(tokens.operator)
-    await expect(run(args)).rejects.toBeInstanceOf(UsageError)
+    await expect(execute(['dispatches', ...args])).rejects.toBeInstanceOf(UsageError)
   })
 
   it('a token that may not list dispatches, with the coordinator’s 403', async () => {
     env(tokens.worker)
-    await expect(run(['list'])).rejects.toMatchObject({ status: 403, code: 'forbidden' })
+    await expect(execute(['dispatches', 'list'])).rejects.toMatchObject({ status: 403, code: 'forbidden' })
   })
 })
 

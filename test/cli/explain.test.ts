@@ -2,7 +2,8 @@
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { describe, expect, it } from 'vitest'
-import { formatEntry, nearest } from '../../src/cli/explain.js'
+import { formatEntry } from '../../src/cli/explain.js'
+import { nearest } from '../../src/cli/nearest.js'
 import { TROUBLESHOOTING } from '../../src/cli/troubleshooting.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))

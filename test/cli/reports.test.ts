@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { errored, met, seedReport, unmet } from '../coordinator/routes/reports-fixtures.js'
+import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
@@ -56,7 +57,19 @@ async function seedBulk(database: TestDatabase, n: number) {
     from d`)
 }
 
-function reports(args: string[], env: Record<string, string> = {}) {
+// In this process (test/support/cli.ts); `spawned` runs the real binary for the exit codes.
+async function reports(args: string[], env: Record<string, string> = {}) {
+  const r = await runCli(['reports', ...args], {
+    PREFLIGHT_COORDINATOR: undefined,
+    PREFLIGHT_URL: server.url,
+    PREFLIGHT_TOKEN: OPERATOR,
+    ...env,
+  })
+  // as execa gives them, without the last newline
+  return { ...r, stdout: r.stdout.replace(/\n$/, ''), stderr: r.stderr.replace(/\n$/, '') }
+}
+
+function spawned(args: string[], env: Record<string, string> = {}) {
   return execa(process.execPath, [BIN, 'reports', ...args], {
     reject: false,
     env: { PREFLIGHT_URL: server.url, PREFLIGHT_TOKEN: OPERATOR, ...env },
@@ -147,8 +160,8 @@ describe('preflight reports failures', () => {
     })
   }
 
-  it('exits 2 without a coordinator URL', async () => {
-    const r = await reports([], { PREFLIGHT_URL: '' })
+  it('exits 2 without a coordinator URL (the binary)', async () => {
+    const r = await spawned([], { PREFLIGHT_URL: '' })
     expect(r.exitCode).toBe(2)
     expect(r.stderr).toContain('--coordinator')
   })
@@ -159,8 +172,8 @@ describe('preflight reports failures', () => {
     expect(r.stderr).toContain('--token')
   })
 
-  it('exits 1 when the token is not an operator’s', async () => {
-    const r = await reports([], { PREFLIGHT_TOKEN: WORKER })
+  it('exits 1 when the token is not an operator’s (the binary)', async () => {
+    const r = await spawned([], { PREFLIGHT_TOKEN: WORKER })
     expect(r.exitCode).toBe(1)
     expect(r.stderr).toContain('403')
   })

@@ -13,6 +13,7 @@ import type { Role } from '../../src/contract/index.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { tokens } from '../support/app.js'
+import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { waitFor } from '../support/wait.js'
 
@@ -157,6 +158,19 @@ describe('shell examples in README and docs', () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
     const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md'))
     expect(docs.filter((f) => !readme.includes(`](docs/${f})`))).toEqual([])
+  })
+
+  it("the worker's synopsis in docs/worker.md has exactly the flags of preflight worker --help", async () => {
+    const block = (await shellBlocks()).find((b) =>
+      b.key.startsWith('docs/worker.md: preflight worker --coordinator'),
+    )
+    const help = await runCli(['worker', '--help'])
+    const flags = (text: string) => new Set(text.match(/--[a-z][a-z-]+/g))
+    const documented = flags(block?.text ?? '')
+    // --token is refused (a command line is public); the synopsis says so instead of listing it
+    const offered = [...flags(help.stdout)].filter((f) => f !== '--help' && f !== '--token')
+    expect(offered.filter((f) => !documented.has(f))).toEqual([])
+    expect([...documented].filter((f) => !offered.includes(f) && f !== '--token')).toEqual([])
   })
 
   const RUN: Record<string, { inProject?: boolean; shows: (output: string) => void }> = {

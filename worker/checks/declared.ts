@@ -1,13 +1,14 @@
 // Every requirement a contextRequires declares, read from whatever arrived rather than from its type: kinds and
 // git facts this version does not know, and values of a shape it cannot read, fail closed (error), never skipped.
-import { GitFact, type Requirement, RequirementKind } from '../../src/contract/index.js'
+import type { Requirement, RequirementKind } from '../../src/contract/index.js'
+import { GitFact, REQUIREMENT_KINDS } from '../../src/contract/light.js'
 
 // A declared requirement; `problem` says why it cannot be checked as declared (the evaluator answers error).
 export interface Declared extends Requirement {
   problem?: string
 }
 
-const KNOWN = new Set<string>(RequirementKind.options)
+const KNOWN = new Set<string>(REQUIREMENT_KINDS)
 
 // In declaration order as listRequirements gives it for a valid contextRequires: paths, exec, the git facts
 // this version knows, then git facts and kinds it does not know.

@@ -1,7 +1,7 @@
 // exec: a bare name must resolve, on the agent's PATH and in its order, to an executable regular file.
 import { realpathSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
-import { Reason } from '../../src/contract/index.js'
+import { Reason } from '../../src/contract/reasons.js'
 import { agentAccess } from './access.js'
 import { resolveOnDirs } from './resolve.js'
 import type { CheckContext, Finding } from './types.js'

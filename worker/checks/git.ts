@@ -1,5 +1,6 @@
 // git: the workspace's repository facts, worktree and history, each required to hold (true) or not (false).
-import { type GitFact, Reason } from '../../src/contract/index.js'
+import type { GitFact } from '../../src/contract/light.js'
+import { Reason } from '../../src/contract/reasons.js'
 import { findGit, type GitRun, GitUnavailableError } from '../run/git-env.js'
 import { bindGit, type GitRunner } from '../run/job-git.js'
 import type { CheckContext, Finding } from './types.js'

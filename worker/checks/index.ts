@@ -1,15 +1,12 @@
 // The evaluator: every declared requirement checked concurrently, each bounded, fail-closed (docs/requirements.md).
-import type { z } from 'zod'
-import {
-  type CheckResult,
-  type ContextRequires,
-  ExecName,
-  outcomeOf,
-  PathPattern,
-  type PreflightReport,
-  Reason,
-  type RequirementKind,
+import type {
+  CheckResult,
+  ContextRequires,
+  PreflightReport,
+  RequirementKind,
 } from '../../src/contract/index.js'
+import { execNameProblems, outcomeOf, pathPatternProblems } from '../../src/contract/light.js'
+import { Reason } from '../../src/contract/reasons.js'
 import type { GitRunner } from '../run/job-git.js'
 import { type Declared, declaredRequirements } from './declared.js'
 import { checkExec } from './exec.js'
@@ -127,15 +124,15 @@ function toResult(req: Declared, finding: Finding, ms: number): CheckResult {
 
 // The coordinator validates definitions; the worker checks again, because a name such as `../../bin/sh`
 // joined to a PATH entry would resolve, and a coordinator of another version may not have refused it.
-const SHAPES = new Map<string, z.ZodType>([
-  ['paths', PathPattern],
-  ['exec', ExecName],
+const SHAPES = new Map<string, (requirement: string) => string[]>([
+  ['paths', pathPatternProblems],
+  ['exec', execNameProblems],
 ])
 
 function invalidity(req: Declared): string | undefined {
   if (req.problem !== undefined) return req.problem
-  const error = SHAPES.get(req.kind)?.safeParse(req.requirement).error
-  return error?.issues.map((issue) => issue.message).join('; ')
+  // '' (no problem) when the requirement is well-formed
+  return SHAPES.get(req.kind)?.(req.requirement).join('; ')
 }
 
 // A checker's answer, or `error` when it has none, throws, or runs past the timeout (then it is told to stop).

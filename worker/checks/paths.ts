@@ -1,7 +1,7 @@
 // paths: each pattern must match at least one entry inside the workspace (one stat for a literal, a walk for a glob).
 import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { Reason, Rejection } from '../../src/contract/index.js'
+import { Reason, Rejection } from '../../src/contract/reasons.js'
 import { isInside, isMissing } from '../run/paths.js'
 import { agentAccess, reachable } from './access.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'

@@ -1,7 +1,7 @@
 // A paths pattern read once (docs/requirements.md, "paths"): literal or glob, its one matcher, the static
 // prefix a walk starts from, the directories below it that can hold a match.
 import picomatch from 'picomatch'
-import { PathPattern } from '../../src/contract/index.js'
+import { pathPatternProblems } from '../../src/contract/light.js'
 
 export type Matcher = (path: string) => boolean
 
@@ -39,8 +39,8 @@ const MAX_PLANS = 4096
 export function planPattern(input: string): PatternPlan {
   let plan = plans.get(input)
   if (!plan) {
-    const [problem] = PathPattern.safeParse(input).error?.issues ?? []
-    if (problem) throw new Error(`invalid path pattern ${JSON.stringify(input)}: ${problem.message}`)
+    const [problem] = pathPatternProblems(input)
+    if (problem) throw new Error(`invalid path pattern ${JSON.stringify(input)}: ${problem}`)
     if (plans.size >= MAX_PLANS) plans.clear()
     plan = compilePattern(input)
     plans.set(input, plan)

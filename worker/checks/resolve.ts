@@ -1,7 +1,7 @@
 // Resolving a bare name on a PATH the way execvp does, keeping why each skipped candidate did not count.
 import { accessSync, constants, lstatSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { Rejection } from '../../src/contract/index.js'
+import { Rejection } from '../../src/contract/reasons.js'
 import { isMissing } from '../run/paths.js'
 import { Access, type AgentAccess, mayAccess, reachable } from './access.js'
 import type { Rejected } from './types.js'

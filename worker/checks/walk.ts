@@ -2,7 +2,7 @@
 // docs/requirements.md: symlinked directories are followed, judged by real path, loops cut.
 import { type Dirent, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { Reason, Rejection } from '../../src/contract/index.js'
+import { Reason, Rejection } from '../../src/contract/reasons.js'
 import { isInside, isMissing } from '../run/paths.js'
 import { type AgentAccess, agentAccess, reachable } from './access.js'
 import type { GlobPlan } from './pattern.js'

@@ -1,0 +1,62 @@
+// The built CLI (scripts/bundle-cli.ts, run by `npm run build`): what `preflight --version` and
+// `preflight check` load before they answer is the bundle and node's own modules, never zod or a
+// command they do not run (docs/benchmarks.md, "CLI start-up").
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const CLI = join(import.meta.dirname, '../../dist/src/cli')
+
+// The modules a file imports statically (loaded with it) and dynamically (loaded when a command runs).
+function importsOf(file: string): { static: string[]; dynamic: string[] } {
+  const text = readFileSync(join(CLI, file), 'utf8')
+  return {
+    static: [...text.matchAll(/(?:^|[;\s}])(?:import|export)\b[^;"'()]*?from\s*["']([^"']+)["']/g)].map(
+      (m) => m[1] as string,
+    ),
+    dynamic: [...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] as string),
+  }
+}
+
+// Everything loaded with `file`, following the bundle's own chunks.
+function closure(file: string, seen = new Set<string>()): Set<string> {
+  for (const spec of importsOf(file).static) {
+    if (seen.has(spec)) continue
+    seen.add(spec)
+    if (/^\.\/bin-.*\.js$/.test(spec)) closure(spec.slice(2), seen)
+  }
+  return seen
+}
+
+const allowed = (spec: string) =>
+  spec.startsWith('node:') || /^\.\/bin-.*\.js$/.test(spec) || spec === './errors.js'
+
+describe('the bundled CLI', () => {
+  const files = readdirSync(CLI).filter((f) => /^bin(-.*)?\.js$/.test(f))
+  const checkChunk = importsOf('bin.js').dynamic.find((s) => /^\.\/bin-check-.*\.js$/.test(s))
+
+  it('starts with the bundle and node’s modules only', () => {
+    expect([...closure('bin.js')].filter((s) => !allowed(s))).toEqual([])
+  })
+
+  it('runs check from a chunk of its own that loads no more than that, zod only when a file is not plainly valid', () => {
+    expect(checkChunk).toBeDefined()
+    const chunk = (checkChunk as string).slice(2)
+    expect([...closure(chunk)].filter((s) => !allowed(s))).toEqual([])
+    expect(importsOf(chunk).dynamic.sort()).toEqual([
+      '../contract/definition.js',
+      '../contract/requirements.js',
+      'node:crypto',
+    ])
+  })
+
+  it('holds no zod and no other command', () => {
+    for (const file of files)
+      expect(readFileSync(join(CLI, file), 'utf8')).not.toMatch(/\$?Zod[A-Z]\w+|pino|hono/)
+    expect([...new Set(importsOf('bin.js').dynamic.filter((s) => s !== checkChunk))].sort()).toEqual(
+      ['coordinator', 'dispatches', 'explain', 'migrate', 'reports', 'token', 'worker'].map(
+        (c) => `./${c}.js`,
+      ),
+    )
+  })
+})
