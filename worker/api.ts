@@ -5,9 +5,10 @@ import {
   type ClientOptions,
   createClient,
   type DispatchFence,
+  LeaseLostError,
   type RetryAbout,
 } from '../src/client/index.js'
-import type { AgentExit, PreflightReport, SetupFailure } from '../src/contract/index.js'
+import type { AgentExit, CancelledExit, PreflightReport, SetupFailure } from '../src/contract/index.js'
 
 export {
   ApiError,
@@ -22,6 +23,17 @@ export {
 
 // The coordinator refused the request (a 401 or 403 says the token will not work by trying again).
 export { ApiError as RefusedError }
+
+// An orchestrator cancelled the dispatch: a fenced write answered 409 with the code `cancelled`. Stop
+// it, and write only what it had.
+export class CancelledError extends LeaseLostError {
+  override name = 'CancelledError'
+  constructor(said: string, what = '') {
+    super(said, 'cancelled', what)
+  }
+}
+export const isCancelled = (err: unknown): boolean =>
+  err instanceof LeaseLostError && err.code === 'cancelled'
 
 export type ApiOptions = Pick<ClientOptions, 'url' | 'token' | 'onRetry'> & {
   retry?: Exclude<ClientOptions['retry'], false>
@@ -56,6 +68,9 @@ export function createApi(opts: ApiOptions) {
       client.putPreflightReport(f, report, about(f, 'report', signal)),
     complete: (f: DispatchFence, completion: AgentExit, signal?: AbortSignal) =>
       client.completeDispatch(f, completion, about(f, 'complete', signal)),
+    // What the worker had when the dispatch was cancelled: kept by the cancelled dispatch.
+    cancelled: (f: DispatchFence, had: CancelledExit, signal?: AbortSignal) =>
+      client.completeDispatch(f, { status: 'cancelled', ...had }, about(f, 'cancelled', signal)),
     setupFailed: (f: DispatchFence, failure: SetupFailure, signal?: AbortSignal) =>
       client.completeDispatch(f, { status: 'setup_failed', ...failure }, about(f, 'setup-failed', signal)),
   }

@@ -1,11 +1,11 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
-import type { ClaimResponse } from '../src/contract/index.js'
+import type { Baseline, ClaimResponse } from '../src/contract/index.js'
 import type { Api, DispatchFence } from './api.js'
 import type { Fenced } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, removeLeftovers, swept } from './identity.js'
+import { type AgentIdentity, privateDirs, removeLeftovers, sweep, swept } from './identity.js'
 import { keepLease } from './lease.js'
 import { stepLog, type WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
@@ -25,15 +25,30 @@ export interface DispatchDeps {
   metrics?: Pick<WorkerMetrics, 'stepTook'>
 }
 
-export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'abandoned'
+export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'cancelled' | 'abandoned'
+
+// What a dispatch has so far, written to it when it is cancelled: the baseline once taken, the exit and
+// the output's tail of the program (setup, agent) that was stopped.
+export interface Had {
+  baseline?: Baseline
+  exit?: { exitCode: number; durationMs: number }
+  tail?: string
+}
 
 // A readable claim's job by default; an unreadable one's (Fenced: only its fence is known) is reported, never run.
 export interface Job<C extends Fenced = ClaimResponse> {
   claim: C
   fence: DispatchFence
   deps: DispatchDeps
-  // aborted on shutdown or when the lease is lost: running programs stop, nothing more is written
+  // aborted on shutdown, when the lease is lost or the dispatch cancelled: running programs stop, and
+  // nothing more is written (but, for a cancel, what it had)
   signal: AbortSignal
+  // an orchestrator cancelled the dispatch (a heartbeat or a write answered so)
+  readonly cancelled: boolean
+  cancel(): void
+  had: Had
+  // the dispatch's deadline (ms since the epoch), when it has one
+  deadline?: number
   // the dispatch's log: dispatchId, attempt and the step it is in on every record
   log: WorkerLog
   // the step the dispatch is in from now on, for its log
@@ -78,7 +93,24 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     step = { name: next, at: performance.now() }
     steps.enter(next)
   }
-  const lease = keepLease(deps.api, fence, claim.lease.expiresAt, () => stopping.abort(), log)
+  let cancelled = false
+  const identity = deps.identity
+  // A cancel stops the running program's group (SIGTERM, then SIGKILL), and with an identity every
+  // process of the slot uid at once: one that left the group would otherwise hold the program's output
+  // open, and live until the sweep when the dispatch closes. (close() sweeps again, and checks.)
+  const cancel = () => {
+    if (cancelled) return
+    cancelled = true
+    stopping.abort()
+    if (identity) sweep(identity).catch(() => {})
+  }
+  const lease = keepLease(
+    deps.api,
+    fence,
+    claim.lease.expiresAt,
+    (byCancel) => (byCancel ? cancel() : stopping.abort()),
+    log,
+  )
   // The lease is let go first when the dispatch ends: a heartbeat during a long workspace removal
   // would only be answered 409 and logged as a lost lease.
   const letGo = () => {
@@ -87,15 +119,21 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   }
   const releases: ((ending: Ending) => Promise<void> | void)[] = []
   const name = `${fence.id}-${fence.attempt}`
-  const identity = deps.identity
   const agentEnv = agentEnvironment(deps.env, deps.config.passEnv, agentVars(claim))
   // fresh per dispatch and the slot uid's own; what the agent leaves there goes with the dispatch
   if (identity) Object.assign(agentEnv, privateDirs(deps.config.workdir, name))
+  const deadline = deadlineOf(claim)
   return {
     claim,
     fence,
     deps,
     signal: stopping.signal,
+    get cancelled() {
+      return cancelled
+    },
+    cancel,
+    had: {},
+    ...(deadline === undefined ? {} : { deadline }),
     log,
     enter,
     agentEnv,
@@ -133,12 +171,25 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   }
 }
 
+// The dispatch's deadline: none for a claim that could not be read (it runs nothing anyway).
+function deadlineOf(claim: Fenced): number | undefined {
+  const at = 'subagent' in claim ? (claim as ClaimResponse).dispatch.deadline : undefined
+  return at === undefined ? undefined : Date.parse(at)
+}
+
 // The definition's agent.env: none for a claim whose definition could not be read.
 function agentVars(claim: Fenced): Record<string, string> {
   return 'subagent' in claim ? ((claim as ClaimResponse).subagent.agent.env ?? {}) : {}
 }
 
-// Stops the dispatch before its next step when the lease is lost or the worker gave up waiting.
+// Stops the dispatch before its next step when the lease is lost, the dispatch was cancelled or the
+// worker gave up waiting.
 export function ensureActive(job: Job<Fenced>): void {
-  if (job.signal.aborted) throw new Abandoned('the lease was lost or the worker is stopping')
+  if (job.signal.aborted)
+    throw new Abandoned('the lease was lost, the dispatch cancelled or the worker is stopping')
+}
+
+// How long until the dispatch's deadline (0 once passed); undefined without one.
+export function untilDeadline(job: Job<Fenced>): number | undefined {
+  return job.deadline === undefined ? undefined : Math.max(0, job.deadline - Date.now())
 }

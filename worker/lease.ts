@@ -1,9 +1,12 @@
-// Keeps a dispatch's lease alive from claim to completion; tells the dispatch when the lease is lost.
+// Keeps a dispatch's lease alive from claim to completion; tells the dispatch when the lease is lost or
+// the dispatch was cancelled.
 import type { Log } from '../src/log/log.js'
-import { type Api, type DispatchFence, LeaseLostError } from './api.js'
+import { type Api, type DispatchFence, isCancelled, LeaseLostError } from './api.js'
 
 const MIN_BEAT_MS = 250
-const MAX_BEAT_MS = 30_000
+// A cancel is learned from a heartbeat's answer: beating at least every second, the worker learns it
+// within a second and a round trip (the coordinator writes the lease only once a third of it has run).
+export const MAX_BEAT_MS = 1_000
 // setTimeout's limit; a heartbeat resets the deadline long before it
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -11,14 +14,15 @@ export interface LeaseKeeper {
   stop(): void
 }
 
-// Beats at a third of the remaining lease, so two missed beats still leave time for a third. The lease
-// is lost on a 409, or when its last known expiresAt passes without a renewal: by then the coordinator's
-// sweep may have handed the dispatch to another worker, whether or not it can tell us so.
+// Beats at a third of the remaining lease (at most MAX_BEAT_MS apart), so two missed beats still leave
+// time for a third. The lease is lost on a 409, or when its last known expiresAt passes without a
+// renewal: by then the coordinator's sweep may have handed the dispatch to another worker, whether or
+// not it can tell us so. `onLost(true)`: the 409 said the dispatch was cancelled.
 export function keepLease(
   api: Api,
   fence: DispatchFence,
   expiresAt: string,
-  onLost: () => void,
+  onLost: (cancelled: boolean) => void,
   log: Log,
 ): LeaseKeeper {
   let expiry = expiresAt
@@ -27,11 +31,12 @@ export function keepLease(
   let stopped = false
   // the heartbeat in flight, if any: aborted after its interval, or by stop()
   let inFlight: AbortController | undefined
-  const lose = (why: string) => {
+  const lose = (why: string, cancelled = false) => {
     if (stopped) return
-    log.warn('lease lost', { why })
+    if (cancelled) log.info('cancelled', { why })
+    else log.warn('lease lost', { why })
     stop()
-    onLost()
+    onLost(cancelled)
   }
   const expireAt = (at: string) => {
     clearTimeout(deadline)
@@ -66,7 +71,7 @@ export function keepLease(
       }
     } catch (err) {
       if (stopped) return
-      if (err instanceof LeaseLostError) return lose(err.message)
+      if (err instanceof LeaseLostError) return lose(err.message, isCancelled(err))
       log.warn('heartbeat failed, will retry', { why: err instanceof Error ? err.message : String(err) })
     } finally {
       clearTimeout(giveUp)

@@ -1,11 +1,12 @@
 // One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
 import { type ClaimResponse, PreflightDecision } from '../src/contract/index.js'
-import { LeaseLostError } from './api.js'
+import { isCancelled, LeaseLostError } from './api.js'
 import type { Fenced, ReadClaim, Unreadable } from './claim.js'
 import { Abandoned, type DispatchDeps, type Ending, type Job, openJob } from './job.js'
 import {
   agent,
   baseline,
+  cancelled,
   complete,
   fault,
   prepare,
@@ -62,10 +63,13 @@ async function withJob<C extends Fenced>(
   return ending
 }
 
-// Lost lease, shutdown or a fault: the lease expires and another attempt runs it. A fault (the
-// baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while the lease
-// still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
+// Cancelled (a heartbeat or a write said so): the program that ran is stopped, and what the dispatch
+// had is written to it. Lost lease, shutdown or a fault: the lease expires and another attempt runs it.
+// A fault (the baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while
+// the lease still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
 async function abandon(job: Job<Fenced>, err: unknown): Promise<Ending> {
+  if (isCancelled(err)) job.cancel()
+  if (job.cancelled) return cancelled(job)
   const why = err instanceof Error ? err.message : String(err)
   // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
   const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError

@@ -1,13 +1,13 @@
 // The lifecycle steps of one dispatch; each posts its event before it acts. The order lives in lifecycle.ts.
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Baseline, PreflightReport } from '../src/contract/index.js'
+import { type Baseline, ExpiryReason, type PreflightReport, SetupReason } from '../src/contract/index.js'
 import { runAgent } from './agent.js'
 import { captureBaseline } from './baseline.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
-import { Abandoned, type Ending, ensureActive, type Job } from './job.js'
+import { Abandoned, type Ending, ensureActive, type Job, untilDeadline } from './job.js'
 import { prepareWorkspace } from './prepare.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
@@ -60,22 +60,27 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
   await post(job, 'setup', { command: command ?? null })
   // decided once: what the event says is what runs
   if (!command) return { ok: true }
+  // the dispatch's deadline bounds setup too: the earlier of the two stops it
+  const left = untilDeadline(job)
   const result: SetupResult = await runSetup({
     workspace: dir,
     argv: command,
     env: job.agentEnv,
     signal: job.signal,
     onLine: (line) => job.log.output(line),
-    timeoutMs: job.deps.config.setupTimeoutMs,
+    timeoutMs: Math.max(1, Math.min(job.deps.config.setupTimeoutMs, left ?? Number.POSITIVE_INFINITY)),
     ...(job.identity ? { identity: job.identity } : {}),
   })
   // Nothing setup started lives on into verify: a process left running could change the workspace
   // after it was checked. (Without an identity, setup's process group is stopped when setup exits.)
   if (job.identity) await sweep(job.identity)
   if (result.ok) return { ok: true }
+  job.had.tail = result.tail
   ensureActive(job)
-  const detail = `${result.command.join(' ')} exited ${result.exitCode} (${result.reason}); last output:\n${result.tail}`
-  return { ok: false, reason: result.reason, detail }
+  const late = result.reason === SetupReason.SetupTimeout && untilDeadline(job) === 0
+  const reason = late ? ExpiryReason.Deadline : result.reason
+  const detail = `${result.command.join(' ')} exited ${result.exitCode} (${reason}); last output:\n${result.tail}`
+  return { ok: false, reason, detail }
 }
 
 export async function verify(job: Job, dir: string): Promise<PreflightReport> {
@@ -109,16 +114,28 @@ export async function baseline(job: Job, dir: string): Promise<Baseline | undefi
   // with an identity, the temporary index lives in the agent's private TMPDIR, owned by it
   const makeScratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
   // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
-  return captureBaseline(dir, job.git.run, {
+  const base = await captureBaseline(dir, job.git.run, {
     timeoutMs: job.deps.config.baselineGitTimeoutMs,
     ...(makeScratch ? { makeScratch } : {}),
   })
+  if (base) job.had.baseline = base
+  return base
 }
 
-export async function agent(job: Job, dir: string) {
+export async function agent(job: Job, dir: string): Promise<AgentRun> {
   const command = job.claim.subagent.agent.command
+  // The dispatch's deadline and the worker's --agent-timeout-ms: the earlier stops the agent.
+  const left = untilDeadline(job)
+  if (left === 0) {
+    await post(job, 'agent-timeout', { reason: ExpiryReason.Deadline, exitCode: DEADLINE_EXIT })
+    return { exitCode: DEADLINE_EXIT, durationMs: 0, reason: ExpiryReason.Deadline }
+  }
   await post(job, 'agent', { command })
-  const timeoutMs = job.deps.config.agentTimeoutMs
+  // a cancel answered while the event was written: the agent does not start
+  ensureActive(job)
+  const ceiling = job.deps.config.agentTimeoutMs
+  const byDeadline = left !== undefined && (ceiling === undefined || left < ceiling)
+  const timeoutMs = byDeadline ? left : ceiling
   const run = await runAgent({
     workspace: dir,
     command,
@@ -128,37 +145,73 @@ export async function agent(job: Job, dir: string) {
     ...(timeoutMs ? { timeoutMs } : {}),
     ...(job.identity ? { identity: job.identity } : {}),
   })
-  // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole.
+  job.had.exit = { exitCode: run.exitCode, durationMs: run.durationMs }
+  job.had.tail = run.tail
+  // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole (or,
+  // cancelled, write what it had).
   if (run.cancelled) throw new Abandoned(`agent stopped (${run.signal ?? 'cancelled'})`)
   if (!run.timedOut) return run
   // Stopped for taking too long: that is the agent's result, and never a success — 128 + the signal
   // that ended it, or 124 (as timeout(1)) for an agent that caught the signal and exited 0.
-  const exitCode = run.exitCode === 0 ? 124 : run.exitCode
-  await post(job, 'agent-timeout', { timeoutMs: timeoutMs ?? null, exitCode })
-  return { ...run, exitCode }
+  const exitCode = run.exitCode === 0 ? DEADLINE_EXIT : run.exitCode
+  const reason = byDeadline ? { reason: ExpiryReason.Deadline } : {}
+  await post(job, 'agent-timeout', { timeoutMs: timeoutMs ?? null, exitCode, ...reason })
+  return { ...run, exitCode, ...reason }
 }
 
-export async function complete(
-  job: Job,
-  run: { exitCode: number; durationMs: number },
-  base: Baseline | undefined,
-): Promise<Ending> {
+// timeout(1)'s exit code: what an agent stopped (or never started) for its time gets when it exited 0.
+const DEADLINE_EXIT = 124
+
+type AgentRun = { exitCode: number; durationMs: number; reason?: typeof ExpiryReason.Deadline }
+
+export async function complete(job: Job, run: AgentRun, base: Baseline | undefined): Promise<Ending> {
   ensureActive(job)
   job.enter('complete')
   const completion = {
     exitCode: run.exitCode,
     durationMs: run.durationMs,
     ...(base ? { baseline: base } : {}),
+    ...(run.reason ? { reason: run.reason } : {}),
   }
-  await job.deps.api.complete(job.fence, completion, job.signal)
-  return run.exitCode === 0 ? 'succeeded' : 'failed'
+  const answer = await job.deps.api.complete(job.fence, completion, job.signal)
+  // a cancel that won the race: the dispatch keeps this completion as what it had
+  if (answer?.status === 'cancelled') return 'cancelled'
+  return run.exitCode === 0 && !run.reason ? 'succeeded' : 'failed'
 }
 
 export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   await post(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
-  await job.deps.api.setupFailed(job.fence, { reason: failure.reason, detail: failure.detail }, job.signal)
-  return 'setup_failed'
+  const answer = await job.deps.api.setupFailed(
+    job.fence,
+    { reason: failure.reason, detail: failure.detail },
+    job.signal,
+  )
+  return answer?.status === 'cancelled' ? 'cancelled' : 'setup_failed'
 }
+
+// Cancelled: what the dispatch had (the stopped program's exit and output tail, the baseline) is written
+// to it, best effort and bounded like a fault; the cancel itself is already stored.
+export async function cancelled(job: Job<Fenced>): Promise<Ending> {
+  job.enter('cancelled')
+  const { baseline: base, exit, tail } = job.had
+  const had = {
+    ...exit,
+    ...(base ? { baseline: base } : {}),
+    ...(tail ? { detail: tail.slice(-MAX_DETAIL) } : {}),
+  }
+  const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
+  try {
+    await job.deps.api.cancelled(job.fence, had, bounded)
+  } catch (err) {
+    job.log.warn('could not write what the cancelled dispatch had', {
+      why: err instanceof Error ? err.message : String(err),
+    })
+  }
+  return 'cancelled'
+}
+
+// the completion's detail is bounded by the contract (65,536 characters)
+const MAX_DETAIL = 65_536
 
 // Best effort and bounded (config.faultPostMs): a fault is already the end of this attempt.
 export async function fault(job: Job<Fenced>, message: string): Promise<void> {

@@ -32,6 +32,7 @@ export function startWorker(
     failed: 0,
     setup_failed: 0,
     preflight_failed: 0,
+    cancelled: 0,
     abandoned: 0,
   }
   const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }

@@ -310,12 +310,12 @@ const dispatches = {
       run: async (values, [id]) => (await import('./dispatches.js')).wait(values, id as string),
     }),
     cancel: command({
-      summary: 'cancel a dispatch that is not yet past claimed',
+      summary: 'cancel a dispatch that has not ended (queued, claimed or running)',
       args: ['<ID>'],
       flags: API_FLAGS,
       env: apiEnv,
       example: 'preflight dispatches cancel 0b6c3f9e-8d1a-4c47-9a57-3f0e5f1f2a11',
-      exits: { ...API_EXITS, 1: 'not cancelled (no such dispatch, already running) or a fault' },
+      exits: { ...API_EXITS, 1: 'not cancelled (no such dispatch, it has ended) or a fault' },
       run: async (values, [id]) => (await import('./dispatches.js')).cancel(values, id as string),
     }),
     watch: command({

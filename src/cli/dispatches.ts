@@ -126,7 +126,7 @@ export async function wait(values: Values<typeof WAIT_FLAGS>, idText: string): P
   return view.status === 'succeeded' ? 0 : FINAL_STATUSES.has(view.status) ? 1 : 3
 }
 
-// A cancel the coordinator refuses (past claimed, no such dispatch) is one line and exit 1.
+// A cancel the coordinator refuses (it has ended, no such dispatch) is one line and exit 1.
 export async function cancel(values: ApiFlags, idText: string): Promise<number> {
   const format = formatOf(values.format)
   const id = checkId(idText)

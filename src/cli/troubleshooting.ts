@@ -170,6 +170,13 @@ const expiry = {
     lookAt:
       "The fault's message and the worker's log at that time; for a refused write, the coordinator's answer in that log (version skew?).",
   },
+  deadline: {
+    seen: 'expired',
+    means:
+      "The dispatch's own deadline (`deadline` or `timeoutMs` at creation) passed: still queued, it was never claimed and ended `expired`; in setup, it ended `setup_failed`; with its agent running, the worker stopped the agent at the deadline and it ended `failed`.",
+    lookAt:
+      "The dispatch's `deadline` beside its events: a queue too long for it (`preflight dispatches list --status queued`), or an agent slower than the time it was given.",
+  },
 } satisfies Record<ExpiryReason, Entry>
 
 const statuses = {
@@ -180,12 +187,14 @@ const statuses = {
   },
   failed: {
     seen: 'status',
-    means: 'Preflight passed, the agent ran and exited non-zero.',
+    means:
+      "Preflight passed, the agent ran and exited non-zero, or was stopped at the dispatch's deadline (reason `deadline`).",
     lookAt: '',
   },
   cancelled: {
     seen: 'status',
-    means: 'An orchestrator cancelled it before the agent started.',
+    means:
+      "An orchestrator cancelled it (queued, in setup or verify, or with its agent running): `cancel` says who (token id, role), why and when; `completion` holds what the worker had (the agent's exit and the tail of its output, the baseline).",
     lookAt: '',
   },
 } satisfies Partial<Record<DispatchStatus, Entry>>

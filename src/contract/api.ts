@@ -92,18 +92,53 @@ export const Workspace = z
   .refine((w) => w.repo !== undefined || w.path !== undefined, 'workspace needs repo or path')
 export type Workspace = z.infer<typeof Workspace>
 
-export const CreateDispatchRequest = z.strictObject({
-  subagent: SubagentName,
-  workspace: Workspace,
-  idempotencyKey: text(256).optional(),
-  labels: Labels.optional(),
-  priority: Priority.optional(),
-  metadata: Metadata.optional(),
-})
+// A dispatch's deadline is at most this far ahead (timeoutMs at most this long).
+export const MAX_DISPATCH_TIMEOUT_MS = 7 * 24 * 3_600_000
+
+export const CreateDispatchRequest = z
+  .strictObject({
+    subagent: SubagentName,
+    workspace: Workspace,
+    idempotencyKey: text(256).optional(),
+    labels: Labels.optional(),
+    priority: Priority.optional(),
+    metadata: Metadata.optional(),
+    deadline: Timestamp.optional().describe(
+      'the dispatch ends by then: never claimed after it (expired), its agent stopped at it (failed); reason "deadline"',
+    ),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DISPATCH_TIMEOUT_MS)
+      .optional()
+      .describe('the deadline as a time from now (not with deadline)'),
+  })
+  .superRefine((req, ctx) => {
+    if (req.deadline === undefined) return
+    if (req.timeoutMs !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['timeoutMs'], message: 'give deadline or timeoutMs, not both' })
+    const left = Date.parse(req.deadline) - Date.now()
+    if (left <= 0) ctx.addIssue({ code: 'custom', path: ['deadline'], message: 'deadline is in the past' })
+    if (left > MAX_DISPATCH_TIMEOUT_MS)
+      ctx.addIssue({ code: 'custom', path: ['deadline'], message: 'deadline is more than 7 days ahead' })
+  })
 export type CreateDispatchRequest = z.infer<typeof CreateDispatchRequest>
 
 export const DispatchCreated = z.object({ id: z.uuid(), status: DispatchStatus })
 export type DispatchCreated = z.infer<typeof DispatchCreated>
+
+// POST /v1/dispatches/{id}/cancel: why, for people (optional; the body may be left out).
+export const CancelRequest = z.strictObject({ reason: text(1024).optional() })
+export type CancelRequest = z.infer<typeof CancelRequest>
+
+// Who cancelled a dispatch (the token's id and role), why and when.
+export const Cancellation = z.object({
+  by: z.object({ tokenId: z.number().int().nullable(), role: Role }),
+  reason: z.string().optional(),
+  at: Timestamp,
+})
+export type Cancellation = z.infer<typeof Cancellation>
 
 export const DispatchEvent = z.object({
   step: z.string(),
@@ -161,6 +196,8 @@ export const DispatchView = z.object({
   eventCount: z.number().int().min(0),
   preflight: PreflightView.optional(),
   completion: Completion.optional(),
+  deadline: Timestamp.optional(),
+  cancel: Cancellation.optional(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -187,6 +224,7 @@ export const ClaimResponse = z.object({
     labels: Labels.optional(),
     priority: Priority.optional(),
     metadata: Metadata.optional(),
+    deadline: Timestamp.optional().describe('stop the agent at this instant (failed, reason "deadline")'),
   }),
   subagent: SubagentDefinition,
   lease: Lease,
@@ -246,15 +284,18 @@ export type EventRequest = z.infer<typeof EventRequest>
 export const EventRecorded = z.object({ step: z.string(), at: Timestamp, attempt: z.number().int() })
 export type EventRecorded = z.infer<typeof EventRecorded>
 
-// The agent ran: `exitCode` (0 → succeeded, else failed). Setup failed before verification:
-// `status: "setup_failed"` with a `reason` code and the `detail` (tail of the setup output).
+// The agent ran: `exitCode` (0 → succeeded, else failed), with `reason: "deadline"` when the worker
+// stopped it at the dispatch's deadline. Setup failed before verification: `status: "setup_failed"`
+// with a `reason` code and the `detail` (tail of the setup output). The dispatch was cancelled:
+// `status: "cancelled"` with what the worker had (the agent's exit code, the baseline, `detail`: the
+// tail of its output) — a completion of any kind that reaches a cancelled dispatch is kept that way.
 export const CompleteRequest = z
   .strictObject({
     ...fence,
     exitCode: z.number().int().optional(),
     baseline: Baseline.optional(),
     durationMs: z.number().nonnegative().optional(),
-    status: z.literal('setup_failed').optional(),
+    status: z.enum(['setup_failed', 'cancelled']).optional(),
     reason: Code.optional(),
     detail: z.string().max(65_536).optional(),
   })
@@ -264,20 +305,28 @@ export const CompleteRequest = z
         ctx.addIssue({ code: 'custom', path: ['reason'], message: 'setup_failed needs a reason code' })
       if (body.baseline !== undefined)
         ctx.addIssue({ code: 'custom', path: ['baseline'], message: 'setup_failed has no baseline' })
+    } else if (body.status === 'cancelled') {
+      if (body.reason !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['reason'], message: 'cancelled carries no reason code' })
     } else {
       if (body.exitCode === undefined)
         ctx.addIssue({ code: 'custom', path: ['exitCode'], message: 'exitCode is required' })
-      if (body.reason !== undefined || body.detail !== undefined)
+      if ((body.reason !== undefined && body.reason !== 'deadline') || body.detail !== undefined)
         ctx.addIssue({
           code: 'custom',
           path: ['reason'],
-          message: 'reason and detail belong to status "setup_failed"',
+          message: 'an agent exit carries no detail, and no reason but "deadline"',
         })
     }
   })
 export type CompleteRequest = z.infer<typeof CompleteRequest>
 // The two bodies of complete, less the fence: the agent ran, or setup failed before verification.
-export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs'> & { exitCode: number }
+export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs'> & {
+  exitCode: number
+  reason?: 'deadline'
+}
+// What a worker had when the dispatch was cancelled.
+export type CancelledExit = Pick<CompleteRequest, 'baseline' | 'durationMs' | 'exitCode' | 'detail'>
 export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> & Pick<CompleteRequest, 'detail'>
 export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
 export type CompleteResponse = z.infer<typeof CompleteResponse>

@@ -20,7 +20,7 @@ const Filters = {
   subagent: FilterName.optional(),
   worker: FilterName.optional().describe('the worker of the latest claim'),
   reason: Code.optional().describe(
-    'why it ended: a setup reason, the reason of an unmet or error result of its report, or "fault"',
+    'why it ended: a setup reason, the reason of an unmet or error result of its report, "fault" or "deadline"',
   ),
 }
 

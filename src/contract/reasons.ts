@@ -39,8 +39,11 @@ export type SetupReason = (typeof SetupReason)[keyof typeof SetupReason]
 // Why an expired dispatch ran out of attempts, when a worker said: it posted a `fault` event (the
 // attempt could not go on: the baseline's git failed, the coordinator refused a write). The listing's
 // `reason` filter takes it beside the setup and result reasons.
+// `deadline`: the dispatch's own deadline passed — queued (expired, never claimed), in setup (setup_failed)
+// or with its agent running (failed, the agent stopped at it).
 export const ExpiryReason = {
   Fault: 'fault',
+  Deadline: 'deadline',
 } as const
 export type ExpiryReason = (typeof ExpiryReason)[keyof typeof ExpiryReason]
 

@@ -9,7 +9,7 @@ import { ClaimHints } from './dispatch/claim-hints.js'
 import { Waker } from './dispatch/waker.js'
 import { DispatchWatch } from './dispatch/watch.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
-import { TokenCache } from './http/token-cache.js'
+import { type Principal, TokenCache } from './http/token-cache.js'
 
 export interface CoordinatorConfig {
   // How long a claim or heartbeat holds the lease.
@@ -93,7 +93,7 @@ export interface AppDeps {
   watch?: DispatchWatch
   hints?: ClaimHints
   metrics?: Metrics
-  tokens?: TokenCache
+  tokens?: TokenCache<Principal>
   log?: Log
 }
 
@@ -107,7 +107,7 @@ export interface Deps {
   watch: DispatchWatch
   hints: ClaimHints
   metrics: Metrics
-  tokens: TokenCache
+  tokens: TokenCache<Principal>
   log: Log
 }
 
@@ -123,7 +123,7 @@ export function resolveDeps(deps: AppDeps): Deps {
     metrics:
       deps.metrics ??
       createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
-    tokens: deps.tokens ?? new TokenCache(config.tokenCacheMs),
+    tokens: deps.tokens ?? new TokenCache<Principal>(config.tokenCacheMs),
     log: deps.log ?? silentLog,
   }
 }

@@ -96,11 +96,11 @@ function startSweeper({ db, waker, endings, watch, metrics, config, log }: Deps)
     try {
       // Waiting claims of this process wake at once; those of other coordinators through NOTIFY.
       const lapsed = await sweepLeases(db.orm, { notify: db.kind === 'postgres' })
-      const expired = lapsed.filter((d) => d.status === 'expired').length
-      metrics.recordLapsed(lapsed.length - expired, expired)
-      for (let i = 0; i < expired; i++) metrics.recordEnded('expired', 'lease-expired')
-      if (lapsed.length > expired) waker.wake()
-      if (expired > 0) endings.wake()
+      const expired = lapsed.filter((d) => d.status === 'expired')
+      metrics.recordLapsed(lapsed.length - expired.length, expired.length)
+      for (const d of expired) metrics.recordEnded('expired', d.reason ?? 'lease-expired')
+      if (lapsed.length > expired.length) waker.wake()
+      if (expired.length > 0) endings.wake()
       for (const { id } of lapsed) watch.changed(id)
     } catch (err) {
       log.warn('lease sweep failed', { err })

@@ -189,11 +189,11 @@ describe('preflight dispatches cancel', () => {
   })
 
   it('says in one line why a cancel was refused, and exits 1', async () => {
-    const r = await dispatches(['cancel', d.running.id], orchestrator)
+    const r = await dispatches(['cancel', d.failed.id], orchestrator)
     expect(r.exitCode).toBe(1)
     expect(r.stdout).toBe('')
     expect(r.stderr.trim().split('\n')).toEqual([
-      `preflight: dispatch ${d.running.id} was not cancelled: 409 (invalid-state: a running dispatch cannot be cancelled)`,
+      `preflight: dispatch ${d.failed.id} was not cancelled: 409 (invalid-state: the dispatch has ended (failed) and cannot be cancelled)`,
     ])
   })
 })

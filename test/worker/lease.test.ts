@@ -8,7 +8,7 @@
 // Time is vitest's fake clock (timers and Date): each test advances it, so the keeper's timing is
 // exact and the tests take no real time.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { type Api, LeaseLostError } from '../../worker/api.js'
+import { type Api, CancelledError, LeaseLostError } from '../../worker/api.js'
 import { keepLease, type LeaseKeeper } from '../../worker/lease.js'
 import { recordingLog } from '../support/log.js'
 
@@ -30,6 +30,7 @@ afterEach(() => {
 function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt = inLease()) {
   const calls: number[] = []
   const lost: number[] = []
+  const cancelled: boolean[] = []
   const { log, warnings } = recordingLog()
   const started = Date.now()
   const api = {
@@ -38,8 +39,17 @@ function keep(heartbeat: (signal?: AbortSignal) => Promise<unknown>, expiresAt =
       return heartbeat(signal)
     },
   } as unknown as Api
-  keeper = keepLease(api, fence, expiresAt, () => lost.push(Date.now() - started), log)
-  return { calls, lost, warnings }
+  keeper = keepLease(
+    api,
+    fence,
+    expiresAt,
+    (byCancel) => {
+      lost.push(Date.now() - started)
+      cancelled.push(byCancel)
+    },
+    log,
+  )
+  return { calls, lost, warnings, cancelled }
 }
 
 describe('keepLease', () => {
@@ -63,6 +73,27 @@ describe('keepLease', () => {
     expect(k.calls).toHaveLength(1)
     // at the first beat, a third into the lease
     expect(k.lost).toEqual([LEASE_MS / 3])
+  })
+
+  it('says a 409 cancelled is a cancel, and a 409 lease-lost is not', async () => {
+    const k = keep(async () => {
+      throw new CancelledError('POST heartbeat: 409 the dispatch was cancelled')
+    })
+    await elapse(LEASE_MS)
+    expect(k.cancelled).toEqual([true])
+    expect(k.warnings).toEqual([])
+    const other = keep(async () => {
+      throw new LeaseLostError('POST heartbeat: 409 lease lost')
+    })
+    await elapse(LEASE_MS)
+    expect(other.cancelled).toEqual([false])
+  })
+
+  it('beats at least every second however long the lease, so a cancel is learned within 2 s', async () => {
+    const long = () => new Date(Date.now() + 60_000).toISOString()
+    const k = keep(async () => ({ status: 'running', lease: { token: 'lease', expiresAt: long() } }), long())
+    await elapse(5_000)
+    expect(k.calls).toEqual([1_000, 2_000, 3_000, 4_000, 5_000])
   })
 
   it('keeps trying through failed heartbeats, and gives up when the lease expires unrenewed', async () => {

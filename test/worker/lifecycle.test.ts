@@ -22,7 +22,8 @@ import { findGit } from '../../worker/run/git-env.js'
 import { recordingLog } from '../support/log.js'
 import { tempDir } from './git-fixtures.js'
 
-type Answer = { status: number; body?: unknown; raw?: string }
+// `delayMs`: the answer comes that much later
+type Answer = { status: number; body?: unknown; raw?: string; delayMs?: number }
 
 let server: Server | undefined
 const made: string[] = []
@@ -38,7 +39,8 @@ const COMPLETED: Answer = { status: 200, body: { status: 'succeeded' } }
 // Answers every worker route as the coordinator would, the preflight report with `answer` and the
 // completion with `completion`.
 async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
-  const seen: { path: string; step?: string; detail?: unknown; report?: PreflightReport }[] = []
+  const seen: { path: string; step?: string; detail?: unknown; report?: PreflightReport; body?: unknown }[] =
+    []
   const reply = (res: ServerResponse, status: number, text?: string) => {
     res.writeHead(status, { 'content-type': 'application/json' })
     res.end(text)
@@ -49,7 +51,8 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
     const path = req.url ?? ''
     const body = JSON.parse(text || '{}') as { step?: string; detail?: unknown; report?: PreflightReport }
     const { step, detail, report } = body
-    seen.push({ path, ...(step ? { step, detail } : {}), ...(report ? { report } : {}) })
+    const completes = path.endsWith('/complete') ? { body } : {}
+    seen.push({ path, ...(step ? { step, detail } : {}), ...(report ? { report } : {}), ...completes })
     if (path.endsWith('/heartbeat')) {
       const expiresAt = new Date(Date.now() + 60_000).toISOString()
       return reply(res, 200, JSON.stringify({ status: 'running', lease: { token: 'lease', expiresAt } }))
@@ -57,6 +60,7 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
     if (path.endsWith('/events')) return reply(res, 200, JSON.stringify({ step, attempt: 1 }))
     if (path.endsWith('/preflight')) {
       if (answer === 'hang') return // never answered: the worker's request waits until it is aborted
+      if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs))
       const text = answer.raw ?? (answer.body === undefined ? undefined : JSON.stringify(answer.body))
       return reply(res, answer.status, text)
     }
@@ -81,6 +85,7 @@ async function dispatchWith(
     contextRequires: { exec: ['sh'] },
   }),
   workspaceOf: (dir: string) => Record<string, unknown> = (dir) => ({ path: dir }),
+  dispatchExtra: Record<string, unknown> = {},
 ) {
   const { url, seen } = await standIn(answer, completion)
   const workspace = await tempDir('preflight-decision-ws-')
@@ -94,6 +99,7 @@ async function dispatchWith(
       attempt: 1,
       workspace: workspaceOf(workspace),
       subagent: { name: 'decision', version: 1 },
+      ...dispatchExtra,
     },
     subagent: subagent(marker),
     lease: { token: 'lease', expiresAt: new Date(Date.now() + 60_000).toISOString() },
@@ -117,6 +123,7 @@ async function dispatchWith(
     agentRan: existsSync(marker),
     steps: seen.flatMap((s) => (s.step ? [s.step] : [])),
     completions: seen.filter((s) => s.path.endsWith('/complete')).length,
+    completed: seen.flatMap((s) => (s.path.endsWith('/complete') ? [s.body] : [])),
     faults: seen.filter((s) => s.step === 'fault').map((s) => s.detail),
     warnings,
     records,
@@ -175,6 +182,77 @@ describe('the decision that starts the agent', () => {
       faults: [],
       warnings: [],
     })
+  })
+
+  // A 409 cancelled: the dispatch was cancelled. The agent does not start; what it had is written.
+  it('never starts the agent once the report is answered cancelled, and writes what it had', async () => {
+    const cancelled = {
+      status: 409,
+      body: { error: { code: 'cancelled', message: 'the dispatch was cancelled' } },
+    }
+    const run = await dispatchWith(cancelled)
+    expect(run).toMatchObject({
+      ending: 'cancelled',
+      agentRan: false,
+      steps: ['prepare', 'setup', 'verify', 'report'],
+      completed: [{ attempt: 1, leaseToken: 'lease', status: 'cancelled' }],
+      faults: [],
+      warnings: [],
+    })
+  })
+
+  it('ends cancelled when its completion is answered so (a cancel that won the race)', async () => {
+    const run = await dispatchWith(PROCEED, { status: 200, body: { id: randomUUID(), status: 'cancelled' } })
+    expect(run).toMatchObject({ ending: 'cancelled', agentRan: true, completions: 1, faults: [] })
+  })
+
+  it('never starts the agent past the deadline: failed, reason deadline, exit 124', async () => {
+    // the report is answered after the deadline: the agent's turn comes too late
+    const deadline = new Date(Date.now() + 200).toISOString()
+    const run = await dispatchWith(
+      { ...PROCEED, delayMs: 400 },
+      COMPLETED,
+      new AbortController(),
+      undefined,
+      undefined,
+      { deadline },
+    )
+    expect(run).toMatchObject({
+      ending: 'failed',
+      agentRan: false,
+      completed: [{ exitCode: 124, reason: 'deadline', durationMs: 0 }],
+    })
+    expect(run.steps).toEqual(['prepare', 'setup', 'verify', 'report', 'baseline', 'agent-timeout'])
+  })
+
+  it('ends setup at the deadline as setup_failed, reason deadline', async () => {
+    const deadline = new Date(Date.now() + 500).toISOString()
+    const run = await dispatchWith(
+      PROCEED,
+      COMPLETED,
+      new AbortController(),
+      undefined,
+      (dir) => ({ path: dir, setup: ['sh', '-c', 'sleep 30'] }),
+      { deadline },
+    )
+    expect(run).toMatchObject({
+      ending: 'setup_failed',
+      agentRan: false,
+      completed: [{ status: 'setup_failed', reason: 'deadline' }],
+    })
+  })
+
+  it('stops the agent at the deadline when it comes before the worker ceiling', async () => {
+    const deadline = new Date(Date.now() + 1_500).toISOString()
+    const run = await dispatchWith(
+      PROCEED,
+      COMPLETED,
+      new AbortController(),
+      () => ({ name: 'decision', agent: { command: ['sh', '-c', 'sleep 30'] } }),
+      undefined,
+      { deadline },
+    )
+    expect(run).toMatchObject({ ending: 'failed', completed: [{ exitCode: 143, reason: 'deadline' }] })
   })
 
   it('takes a write cut short by shutdown as a stop, not a fault: no fault event, no warning', async () => {

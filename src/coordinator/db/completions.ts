@@ -24,6 +24,8 @@ export async function readForCompletion(db: Orm, id: string) {
 
 // Writes status, completion, event and the reasons it ended for in one statement whose WHERE checks the
 // fence, the state the completion needs (`required`) and that none is stored yet; false when it matched nothing.
+// A cancelled dispatch has ended already: what its worker had is kept without a live lease, and its
+// ended_at stays (the endings follow it from there).
 export async function writeCompletion(
   db: Orm,
   id: string,
@@ -35,10 +37,10 @@ export async function writeCompletion(
   const done = await one<{ id: string }>(
     db,
     sql`WITH d AS (
-          UPDATE dispatches SET status = ${completion.status}, updated_at = now(), ended_at = now(),
+          UPDATE dispatches SET status = ${completion.status}, updated_at = now(), ended_at = coalesce(ended_at, now()),
                  completion = ${jsonb(completion)} || jsonb_build_object('at', ${iso('now()')})
           WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
-            AND status = ${required} AND lease_expires_at > now() AND completion IS NULL
+            AND status = ${required} AND (status = 'cancelled' OR lease_expires_at > now()) AND completion IS NULL
           RETURNING id, status, created_at, subagent_name, worker_id
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type {
+  Cancellation,
   CreateDispatchRequest,
   DispatchCreated,
   DispatchStatus,
@@ -28,9 +29,10 @@ export async function insertDispatch(
           SELECT name, version FROM subagent_versions WHERE name = ${req.subagent} ORDER BY version DESC LIMIT 1
         ), ins AS (
           INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
-                                  priority, metadata)
+                                  priority, metadata, deadline)
           SELECT ${randomUUID()}, sv.name, sv.version, ${jsonb(req.workspace)}, ${jsonb(req.labels)},
-                 ${req.idempotencyKey ?? null}, ${opts.maxAttempts}, ${req.priority ?? 0}::int, ${jsonb(req.metadata)}
+                 ${req.idempotencyKey ?? null}, ${opts.maxAttempts}, ${req.priority ?? 0}::int, ${jsonb(req.metadata)},
+                 ${deadlineOf(req)}
           FROM sv
           ON CONFLICT (idempotency_key) DO NOTHING
           RETURNING id, status
@@ -41,6 +43,14 @@ export async function insertDispatch(
     PREPARED,
   )
   return inserted && { id: inserted.id, status: inserted.status }
+}
+
+// The deadline as the statement's instant: given, or now() + timeoutMs; NULL for none.
+function deadlineOf(req: CreateDispatchRequest) {
+  if (req.deadline !== undefined) return sql`${req.deadline}::text::timestamptz`
+  if (req.timeoutMs !== undefined)
+    return sql`now() + make_interval(secs => ${req.timeoutMs / 1000}::double precision)`
+  return sql`NULL::timestamptz`
 }
 
 export interface KeyedRow {
@@ -75,6 +85,8 @@ interface DispatchRow {
   priority: number
   metadata: Metadata | null
   completion: DispatchView['completion'] | null
+  deadline: string | null
+  cancel: Cancellation | null
   created_at: string
   updated_at: string
 }
@@ -91,7 +103,8 @@ export async function readDispatch(
   const row = await one<DispatchRow>(
     db,
     sql`SELECT id, status, attempt, max_attempts, subagent_name, subagent_version, workspace, labels,
-               idempotency_key, priority, metadata, completion, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at
+               idempotency_key, priority, metadata, completion, ${iso('deadline')} AS deadline, cancel,
+               ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at
         FROM dispatches WHERE id = ${id}`,
   )
   if (!row) return undefined
@@ -117,20 +130,30 @@ export async function readDispatch(
   if (row.metadata) view.metadata = row.metadata
   if (preflight) view.preflight = preflight
   if (row.completion) view.completion = row.completion
+  if (row.deadline) view.deadline = row.deadline
+  if (row.cancel) view.cancel = row.cancel
   return { view, lastEventId: lastId }
 }
 
-// queued or claimed → cancelled; undefined when the dispatch is in no state to be (or does not exist).
-export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreated | undefined> {
+// queued, claimed or running → cancelled, with who and why; undefined when the dispatch has ended (or
+// does not exist). A claimed or running one keeps its attempt and lease token: the worker holding it
+// learns of the cancel from its next fenced write, and may still write what it had (its completion).
+// The WHERE is what makes a cancel and a completion racing each other have one winner: each statement
+// needs the state the other one leaves.
+export async function cancelDispatch(
+  db: Orm,
+  id: string,
+  cancel: Omit<Cancellation, 'at'>,
+): Promise<DispatchCreated | undefined> {
   return one<DispatchCreated>(
     db,
     sql`WITH c AS (
-          UPDATE dispatches SET status = 'cancelled', lease_owner = NULL, lease_token = NULL,
-                 lease_expires_at = NULL, updated_at = now(), ended_at = now()
-          WHERE id = ${id} AND status IN ('queued', 'claimed')
-          RETURNING id, status, attempt
+          UPDATE dispatches SET status = 'cancelled', updated_at = now(), ended_at = now(),
+                 cancel = ${jsonb(cancel)} || jsonb_build_object('at', ${iso('now()')})
+          WHERE id = ${id} AND status IN ('queued', 'claimed', 'running')
+          RETURNING id, status, attempt, cancel
         ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step) SELECT id, attempt, 'cancelled' FROM c
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail) SELECT id, attempt, 'cancelled', cancel FROM c
         )
         SELECT id, status FROM c`,
   )

@@ -27,6 +27,7 @@ interface ClaimedRow {
   expires_at: string
   priority: number
   metadata: Metadata | null
+  deadline: string | null
 }
 
 // How long a queued dispatch waits before it goes ahead of every newer one, whatever their priority.
@@ -43,7 +44,10 @@ export function claimStatement(
   agingMs: number,
   token: string,
 ): SQL {
-  const fits = sql`(labels IS NULL OR labels <@ ${jsonb(worker.labels ?? [])})`
+  // the worker has its labels, and its deadline (if any) has not passed: the sweep ends those, and
+  // until it runs none is handed out
+  const fits = sql`(labels IS NULL OR labels <@ ${jsonb(worker.labels ?? [])})
+                   AND (deadline IS NULL OR deadline > now())`
   return sql`WITH aged AS (
           SELECT id FROM dispatches
           WHERE status = 'queued' AND created_at < now() - ${interval(agingMs)} AND ${fits}
@@ -60,13 +64,14 @@ export function claimStatement(
                  attempt_events = 0, worker_id = ${worker.workerId}
           FROM next WHERE d.id = next.id
           RETURNING d.id, d.attempt, d.workspace, d.labels, d.subagent_name, d.subagent_version,
-                    d.lease_token, d.lease_expires_at, d.priority, d.metadata
+                    d.lease_token, d.lease_expires_at, d.priority, d.metadata, d.deadline
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
           SELECT id, attempt, 'claimed', jsonb_build_object('workerId', ${worker.workerId}::text) FROM claimed
         )
         SELECT c.id, c.attempt, c.workspace, c.labels, c.subagent_name, c.subagent_version, sv.definition,
-               c.lease_token, ${iso('c.lease_expires_at')} AS expires_at, c.priority, c.metadata
+               c.lease_token, ${iso('c.lease_expires_at')} AS expires_at, c.priority, c.metadata,
+               ${iso('c.deadline')} AS deadline
         FROM claimed c JOIN subagent_versions sv ON sv.name = c.subagent_name AND sv.version = c.subagent_version`
 }
 
@@ -90,53 +95,77 @@ export async function claimNext(
   if (row.labels) dispatch.labels = row.labels
   dispatch.priority = row.priority
   if (row.metadata) dispatch.metadata = row.metadata
+  if (row.deadline) dispatch.deadline = row.deadline
   return { dispatch, subagent: row.definition, lease: { token: row.lease_token, expiresAt: row.expires_at } }
 }
 
-// Extends a live lease held by (attempt, leaseToken); undefined when the fence does not hold.
+// Extends a live lease held by (attempt, leaseToken); undefined when the fence does not hold. Workers
+// beat every second (a cancel is learned from the answer), so the lease is written only once a third of
+// it has run: the other beats read the row by its key and answer the lease as it stands.
 export async function extendLease(db: Orm, id: string, fence: Fence, leaseMs: number) {
+  const held = sql`id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
+          AND status IN ('claimed', 'running') AND lease_expires_at > now()`
   return one<{ status: DispatchStatus; expires_at: string }>(
     db,
-    sql`UPDATE dispatches SET lease_expires_at = now() + ${interval(leaseMs)}, updated_at = now()
-        WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
-          AND status IN ('claimed', 'running') AND lease_expires_at > now()
-        RETURNING status, ${iso('lease_expires_at')} AS expires_at`,
+    sql`WITH renewed AS (
+          UPDATE dispatches SET lease_expires_at = now() + ${interval(leaseMs)}, updated_at = now()
+          WHERE ${held} AND lease_expires_at < now() + ${interval((leaseMs * 2) / 3)}
+          RETURNING status, lease_expires_at
+        )
+        SELECT status, ${iso('lease_expires_at')} AS expires_at FROM renewed
+        UNION ALL
+        SELECT status, ${iso('lease_expires_at')} AS expires_at FROM dispatches
+        WHERE ${held} AND NOT EXISTS (SELECT 1 FROM renewed)`,
     PREPARED,
   )
 }
 
-// Returns lapsed leases to the queue, or marks them expired after max_attempts claims; an expired one
-// a worker posted a `fault` for is recorded as ended for that reason.
+// Returns lapsed leases to the queue, or marks them expired after max_attempts claims or past the
+// dispatch's deadline; ends queued dispatches past their deadline (expired, reason 'deadline'). An
+// expired one a worker posted a `fault` for is recorded as ended for that reason too.
 // `notify`: a requeued dispatch also wakes waiting claims of other coordinators (NOTIFY, sent at
 // commit; PostgreSQL folds the identical notifications of one transaction into one).
 export async function sweepLeases(
   db: Orm,
   opts: { notify: boolean } = { notify: false },
-): Promise<{ id: string; status: DispatchStatus }[]> {
-  const lapsed = await rows<{ id: string; status: DispatchStatus }>(
+): Promise<{ id: string; status: DispatchStatus; reason?: string }[]> {
+  const late = sql`(deadline IS NOT NULL AND deadline <= now())`
+  const lapsed = await rows<{ id: string; status: DispatchStatus; late: boolean }>(
     db,
-    sql`WITH lapsed AS (
-          UPDATE dispatches SET status = CASE WHEN attempt >= max_attempts THEN 'expired' ELSE 'queued' END,
-                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
-                 ended_at = CASE WHEN attempt >= max_attempts THEN now() END
-          WHERE id IN (
-            SELECT id FROM dispatches
-            WHERE status IN ('claimed', 'running') AND lease_expires_at <= now()
-            FOR UPDATE SKIP LOCKED)
-          RETURNING id, status, attempt, created_at, subagent_name, worker_id
+    sql`WITH leased AS (
+          SELECT id FROM dispatches
+          WHERE status IN ('claimed', 'running') AND lease_expires_at <= now()
+          FOR UPDATE SKIP LOCKED
+        ), overdue AS (
+          SELECT id FROM dispatches
+          WHERE status = 'queued' AND deadline <= now()
+          FOR UPDATE SKIP LOCKED
+        ), lapsed AS (
+          UPDATE dispatches
+          SET status = CASE WHEN attempt >= max_attempts OR ${late} THEN 'expired' ELSE 'queued' END,
+              lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
+              ended_at = CASE WHEN attempt >= max_attempts OR ${late} THEN now() END
+          WHERE id IN (SELECT id FROM leased UNION ALL SELECT id FROM overdue)
+          RETURNING id, status, attempt, created_at, subagent_name, worker_id, ${late} AS late
         ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step)
-          SELECT id, attempt, CASE WHEN status = 'expired' THEN 'expired' ELSE 'lease-expired' END FROM lapsed
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT id, attempt, CASE WHEN status = 'expired' THEN 'expired' ELSE 'lease-expired' END,
+                 CASE WHEN late THEN jsonb_build_object('reason', ${ExpiryReason.Deadline}::text) END
+          FROM lapsed
         ), faulted AS (
           INSERT INTO dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
           SELECT id, ${ExpiryReason.Fault}, status, created_at, subagent_name, worker_id FROM lapsed
           WHERE status = 'expired'
             AND EXISTS (SELECT 1 FROM dispatch_events e WHERE e.dispatch_id = lapsed.id AND e.step = 'fault')
+          UNION ALL
+          SELECT id, ${ExpiryReason.Deadline}, status, created_at, subagent_name, worker_id FROM lapsed WHERE late
           ON CONFLICT DO NOTHING
         )
-        SELECT id, status${
+        SELECT id, status, late${
           opts.notify ? sql`, CASE WHEN status = 'queued' THEN pg_notify(${NOTIFY_CHANNEL}, '') END` : sql``
         } FROM lapsed`,
   )
-  return lapsed.map(({ id, status }) => ({ id, status }))
+  return lapsed.map(({ id, status, late }) =>
+    late ? { id, status, reason: ExpiryReason.Deadline } : { id, status },
+  )
 }

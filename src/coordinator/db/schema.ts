@@ -50,6 +50,8 @@ export const dispatches = pgTable('dispatches', {
   endedAt: ts('ended_at'),
   priority: integer('priority').notNull().default(0),
   metadata: jsonb('metadata'),
+  deadline: ts('deadline'),
+  cancel: jsonb('cancel'),
 })
 
 export const dispatchReasons = pgTable(

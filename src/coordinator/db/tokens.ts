@@ -50,16 +50,16 @@ export async function deleteBootstrapTokensExcept(db: Orm, keep: string[], notif
 // The role of a token that may be used now (not revoked, not expired), and until when; notes the use
 // (to the minute, so a busy token writes its row once a minute at most).
 export async function findActiveToken(db: Orm, tokenHash: string) {
-  return one<{ role: Role; expires_ms: number | null }>(
+  return one<{ id: number; role: Role; expires_ms: number | null }>(
     db,
     sql`WITH t AS (
-          SELECT token_hash, role, expires_at FROM api_tokens
+          SELECT id, token_hash, role, expires_at FROM api_tokens
           WHERE token_hash = ${tokenHash} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
         ), used AS (
           UPDATE api_tokens a SET last_used_at = now() FROM t
           WHERE a.token_hash = t.token_hash AND (a.last_used_at IS NULL OR a.last_used_at < now() - interval '1 minute')
         )
-        SELECT role, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms FROM t`,
+        SELECT id::float8 AS id, role, (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms FROM t`,
     PREPARED,
   )
 }

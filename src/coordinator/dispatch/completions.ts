@@ -1,5 +1,7 @@
 // Completion: the agent's exit (running → succeeded | failed) or a setup failure (claimed → setup_failed),
-// written once behind the fence; a retry of the same completion gets the same answer.
+// written once behind the fence; a retry of the same completion gets the same answer. A dispatch cancelled
+// while its worker held it takes the worker's completion, whatever it says, as what it had: it stays
+// cancelled, and the worker is answered so — the same answer the cancel got.
 import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } from '../../contract/index.js'
 import { canonicalJson } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
@@ -17,8 +19,8 @@ export interface Completed {
 // trip; only when it matches nothing does the read say why (a retry gets the same answer, else a refusal).
 export async function completeDispatch(db: Orm, id: string, req: CompleteRequest): Promise<Completed> {
   const completion = completionOf(req)
-  const required: DispatchStatus = req.status === 'setup_failed' ? 'claimed' : 'running'
-  // A setup failure ends the dispatch for its reason; an agent's exit has its exit code instead.
+  const required: DispatchStatus = requiredFor(req)
+  // A setup failure and an agent stopped at the deadline end the dispatch for their reason.
   const reasons = completion.reason === undefined ? [] : [completion.reason]
   const write = async (): Promise<Completed | undefined> =>
     (await writeCompletion(db, id, req, required, completion, reasons))
@@ -27,15 +29,24 @@ export async function completeDispatch(db: Orm, id: string, req: CompleteRequest
           written: { status: completion.status, reason: completion.reason },
         }
       : undefined
-  const first = await write()
+  const first = required === 'cancelled' ? undefined : await write()
   if (first) return first
   return fencedWrite('this completion', async () => {
     const d = await readForCompletion(db, id)
     if (!d) throw dispatchNotFound(id)
+    if (d.status === 'cancelled') return whatItHad(db, id, d, req)
     const replayed = replayOrRefuse(d, req, required, completion)
     if (replayed) return { answer: { id, status: replayed } }
     return write()
   })
+}
+
+// The worker's completion kept by a dispatch cancelled under its lease; a retry gets the same answer.
+async function whatItHad(db: Orm, id: string, d: CompletionRead, req: CompleteRequest) {
+  const had = { ...completionOf(req), status: 'cancelled' as const }
+  if (replayOrRefuse(d, req, 'cancelled', had)) return { answer: { id, status: 'cancelled' as const } }
+  const kept = await writeCompletion(db, id, req, 'cancelled', had, [])
+  return kept ? { answer: { id, status: 'cancelled' as const } } : undefined
 }
 
 // The status of the stored completion when it is this one (a retry); a refusal for a different one,
@@ -54,6 +65,7 @@ function replayOrRefuse(
       status: d.status,
     })
   }
+  if (d.status === 'cancelled') return undefined
   if (!d.live || (d.status !== 'claimed' && d.status !== 'running')) throw leaseLost(d)
   if (d.status !== required)
     throw invalidState(`${wrongState(required)} (the dispatch is ${d.status})`, d.status)
@@ -63,11 +75,20 @@ function replayOrRefuse(
 const wrongState = (required: DispatchStatus) =>
   required === 'running'
     ? 'an agent exit needs a stored preflight report that answered proceed'
-    : 'a setup failure must come before the preflight report'
+    : required === 'claimed'
+      ? 'a setup failure must come before the preflight report'
+      : 'a cancelled completion needs a cancelled dispatch'
+
+// The state each completion follows: an agent exit a running dispatch, a setup failure a claimed one,
+// the worker's cancelled completion a cancelled one.
+function requiredFor(req: CompleteRequest): DispatchStatus {
+  if (req.status === 'setup_failed') return 'claimed'
+  return req.status === 'cancelled' ? 'cancelled' : 'running'
+}
 
 // The stored completion (without `at`): the request's outcome with the status it leads to.
 function completionOf(req: CompleteRequest): Omit<Completion, 'at'> {
   const { attempt: _a, leaseToken: _t, status: _s, ...outcome } = req
-  const status = req.status === 'setup_failed' ? 'setup_failed' : req.exitCode === 0 ? 'succeeded' : 'failed'
+  const status = req.status ?? (req.exitCode === 0 && req.reason === undefined ? 'succeeded' : 'failed')
   return { ...outcome, status }
 }

@@ -1,6 +1,6 @@
 // Orchestrators' decisions on dispatches: an idempotent create (a reused key must name the same
 // request) and a cancel that a retry may repeat.
-import type { CreateDispatchRequest, DispatchCreated } from '../../contract/index.js'
+import type { Cancellation, CreateDispatchRequest, DispatchCreated } from '../../contract/index.js'
 import { canonicalJson } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import * as rows from '../db/dispatches.js'
@@ -44,12 +44,18 @@ function sameRequestOrThrow(row: rows.KeyedRow, req: CreateDispatchRequest): Dis
   return { id: row.id, status: row.status }
 }
 
-// queued or claimed → cancelled; cancelling a cancelled dispatch answers the same (a retry).
-export async function cancelDispatch(db: Orm, id: string): Promise<DispatchCreated> {
-  const cancelled = await rows.cancelDispatch(db, id)
+// queued, claimed or running → cancelled; cancelling a cancelled dispatch answers the same (a retry,
+// which keeps the first cancel's who and why). One that ended otherwise is refused with its status:
+// a completion that won a race with the cancel is what both sides see.
+export async function cancelDispatch(
+  db: Orm,
+  id: string,
+  cancel: Omit<Cancellation, 'at'>,
+): Promise<DispatchCreated> {
+  const cancelled = await rows.cancelDispatch(db, id, cancel)
   if (cancelled) return cancelled
   const current = await rows.findDispatchState(db, id)
   if (!current) throw dispatchNotFound(id)
   if (current.status === 'cancelled') return { id: current.id, status: current.status }
-  throw invalidState(`a ${current.status} dispatch cannot be cancelled`, current.status)
+  throw invalidState(`the dispatch has ended (${current.status}) and cannot be cancelled`, current.status)
 }

@@ -11,6 +11,7 @@ export const DispatchCode = {
   IdempotencyConflict: 'idempotency-conflict',
   UnknownSubagent: 'unknown-subagent',
   EventLimit: 'event-limit',
+  Cancelled: 'cancelled',
 } as const
 export type DispatchCode = (typeof DispatchCode)[keyof typeof DispatchCode]
 
@@ -29,11 +30,17 @@ export const dispatchNotFound = (id: string) =>
   new DispatchError(DispatchCode.NotFound, `dispatch ${id} not found`)
 
 // A worker write whose (attempt, lease token) no longer holds the dispatch; details say who does.
+// A cancelled dispatch says so with its own code: the worker stops, and writes only its completion.
 export const leaseLost = (d: { status: DispatchStatus; attempt: number }) =>
-  new DispatchError(DispatchCode.LeaseLost, 'this lease no longer holds the dispatch', {
-    status: d.status,
-    attempt: d.attempt,
-  })
+  d.status === 'cancelled'
+    ? new DispatchError(DispatchCode.Cancelled, 'the dispatch was cancelled', {
+        status: d.status,
+        attempt: d.attempt,
+      })
+    : new DispatchError(DispatchCode.LeaseLost, 'this lease no longer holds the dispatch', {
+        status: d.status,
+        attempt: d.attempt,
+      })
 
 // The state forbids the write (details: the state it is in).
 export const invalidState = (message: string, status: DispatchStatus) =>

@@ -12,7 +12,7 @@ import {
 } from '../db/tokens.js'
 import { ApiError, ErrorCode } from './errors.js'
 import type { AppEnv } from './http.js'
-import type { TokenCache } from './token-cache.js'
+import type { Principal, TokenCache } from './token-cache.js'
 
 export const MIN_TOKEN_LENGTH = 16
 
@@ -64,20 +64,21 @@ export async function syncBootstrapTokens(
 }
 
 // Resolves `Authorization: Bearer <token>` to a role (401 when missing, unknown, revoked or expired).
-export function authenticate(db: Orm, cache: TokenCache): MiddlewareHandler<AppEnv> {
+export function authenticate(db: Orm, cache: TokenCache<Principal>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const match = /^Bearer ([^\s]+)$/i.exec(c.req.header('authorization') ?? '')
     if (!match?.[1]) throw new ApiError(401, ErrorCode.Unauthorized, 'send Authorization: Bearer <token>')
     const hash = hashToken(match[1])
-    let role = cache.get(hash)
-    if (!role) {
+    let who = cache.get(hash)
+    if (!who) {
       const stamp = cache.stamp()
       const found = await findActiveToken(db, hash)
       if (!found) throw new ApiError(401, ErrorCode.Unauthorized, 'unknown, revoked or expired token')
-      role = found.role
-      cache.set(hash, role, found.expires_ms === null ? null : Number(found.expires_ms), stamp)
+      who = { role: found.role, tokenId: Number(found.id) }
+      cache.set(hash, who, found.expires_ms === null ? null : Number(found.expires_ms), stamp)
     }
-    c.set('role', role)
+    c.set('role', who.role)
+    c.set('tokenId', who.tokenId)
     await next()
   }
 }

@@ -47,6 +47,7 @@ const dispatchStatus = {
   'idempotency-conflict': 409,
   'unknown-subagent': 422,
   'event-limit': 422,
+  cancelled: 409,
 } as const satisfies Record<DispatchCode, ErrorStatus>
 
 // A dispatch decision's refusal as the client sees it: its code and details, with the code's status.

@@ -12,7 +12,9 @@ import { DispatchError } from '../dispatch/errors.js'
 import { requireRole } from './auth.js'
 import { ApiError, ErrorCode, fromDispatchError } from './errors.js'
 
-export type AppEnv = { Variables: { role: Role; requestId: string; deadline: AbortSignal } }
+export type AppEnv = {
+  Variables: { role: Role; tokenId: number; requestId: string; deadline: AbortSignal }
+}
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({

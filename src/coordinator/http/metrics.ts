@@ -6,7 +6,14 @@ import { createRoute, z } from '@hono/zod-openapi'
 import { sql } from 'drizzle-orm'
 import type { MiddlewareHandler } from 'hono'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import { type CheckResult, DispatchStatus, type Outcome, Reason, SetupReason } from '../../contract/index.js'
+import {
+  type CheckResult,
+  DispatchStatus,
+  ExpiryReason,
+  type Outcome,
+  Reason,
+  SetupReason,
+} from '../../contract/index.js'
 import { type Orm, rows } from '../db/client.js'
 import { ApiError, ErrorCode } from './errors.js'
 import { createRouter, errorResponse, routeOf } from './http.js'
@@ -138,6 +145,7 @@ const reasonLabel = (reason: string | undefined) =>
 const knownEndReasons = new Set<string>([
   ...Object.values(SetupReason),
   ...knownReasons,
+  ...Object.values(ExpiryReason),
   'unmet',
   'error',
   'lease-expired',

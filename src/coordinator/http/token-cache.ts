@@ -7,13 +7,19 @@ import type { Role } from '../../contract/index.js'
 // Bounded: a flood of distinct valid tokens must not grow the map for ever.
 const MAX_ENTRIES = 10_000
 
-export class TokenCache {
-  private entries = new Map<string, { role: Role; until: number }>()
+// What a token resolves to: its role, and its id (who cancelled a dispatch, say).
+export interface Principal {
+  role: Role
+  tokenId: number
+}
+
+export class TokenCache<V = Role> {
+  private entries = new Map<string, { role: V; until: number }>()
   private generation = 0
 
   constructor(private readonly ttlMs: number) {}
 
-  get(hash: string): Role | undefined {
+  get(hash: string): V | undefined {
     const hit = this.entries.get(hash)
     if (hit && hit.until > Date.now()) return hit.role
     if (hit) this.entries.delete(hash)
@@ -26,7 +32,7 @@ export class TokenCache {
     return this.generation
   }
 
-  set(hash: string, role: Role, expiresAtMs: number | null, stamp: number): void {
+  set(hash: string, role: V, expiresAtMs: number | null, stamp: number): void {
     if (stamp !== this.generation || this.ttlMs <= 0) return
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear()
     const until = Math.min(Date.now() + this.ttlMs, expiresAtMs ?? Number.POSITIVE_INFINITY)

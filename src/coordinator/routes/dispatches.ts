@@ -2,7 +2,9 @@
 // GET /v1/dispatches/{id} (a long-poll with waitFor=terminal), GET /v1/dispatches/{id}/events (its
 // events as server-sent events), POST /v1/dispatches/{id}/cancel.
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { MiddlewareHandler } from 'hono'
 import {
+  CancelRequest,
   CreateDispatchRequest,
   DispatchCreated,
   DispatchesQuery,
@@ -20,7 +22,15 @@ import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { readDispatch } from '../db/dispatches.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
-import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse } from '../http/http.js'
+import {
+  type AppEnv,
+  authedRoute,
+  createRouter,
+  errorResponse,
+  jsonBody,
+  jsonResponse,
+  scrubNul,
+} from '../http/http.js'
 import { openEventStream, streamRoute } from './dispatch-events.js'
 
 const create = authedRoute(['orchestrator'], {
@@ -83,17 +93,30 @@ const cancel = authedRoute(['orchestrator'], {
   path: '/v1/dispatches/{id}/cancel',
   tags: ['dispatches'],
   operationId: 'cancelDispatch',
-  summary: 'Cancel a dispatch that is queued or claimed (orchestrator)',
-  request: { params: DispatchId },
+  summary: 'Cancel a dispatch that is queued, claimed or running (orchestrator); its worker stops within 2 s',
+  request: { params: DispatchId, body: { ...jsonBody(CancelRequest), required: false } },
   responses: {
     200: jsonResponse(DispatchCreated, 'cancelled (also when it already was)'),
     404: errorResponse('no such dispatch (code not-found)'),
-    409: errorResponse('the dispatch is past claimed (code invalid-state)'),
+    409: errorResponse('the dispatch has ended otherwise; details.status says how (code invalid-state)'),
   },
 })
 
+// A cancel's body is optional: an empty one reads as {}, also under Content-Type: application/json (as
+// clients sent it before the cancel took a body), rather than as malformed JSON. Hono keeps the body it
+// read as a promise in bodyCache (its type says the value); the validator reads it from there.
+const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.header('content-type') && (await c.req.text()) === '')
+    c.req.bodyCache.text = Promise.resolve('{}') as unknown as string
+  await next()
+}
+const withOptionalCancelBody = (router: ReturnType<typeof createRouter>) => {
+  router.use('/v1/dispatches/:id/cancel', emptyBodyIsNone)
+  return router
+}
+
 export const dispatchRoutes = (deps: Deps) =>
-  createRouter()
+  withOptionalCancelBody(createRouter())
     .openapi(create, async (c) => {
       const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
         maxAttempts: deps.config.maxAttempts,
@@ -126,7 +149,11 @@ export const dispatchRoutes = (deps: Deps) =>
     })
     .openapi(cancel, async (c) => {
       const { id } = c.req.valid('param')
-      const cancelled = await cancelDispatch(deps.db.orm, id)
+      const { reason } = scrubNul(c.req.valid('json'))
+      const cancelled = await cancelDispatch(deps.db.orm, id, {
+        by: { tokenId: c.get('tokenId') ?? null, role: c.get('role') },
+        ...(reason === undefined ? {} : { reason }),
+      })
       deps.endings.wake()
       deps.watch.changed(id)
       return c.json(cancelled, 200)

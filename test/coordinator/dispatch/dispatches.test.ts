@@ -1,7 +1,9 @@
 // Creating and cancelling dispatches on a real database, without HTTP: idempotency and the states.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { findDispatch } from '../../../src/coordinator/db/dispatches.js'
 import { registerSubagent } from '../../../src/coordinator/db/subagents.js'
+import { completeDispatch } from '../../../src/coordinator/dispatch/completions.js'
 import { cancelDispatch, createDispatch } from '../../../src/coordinator/dispatch/dispatches.js'
 import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
@@ -57,29 +59,72 @@ describe('cancelDispatch', () => {
   })
   afterAll(() => t.drop())
 
-  it('cancels a queued dispatch, and answers a second cancel the same', async () => {
+  const who = { by: { tokenId: 7, role: 'orchestrator' as const }, reason: 'abandoned task' }
+
+  it('cancels a queued dispatch, and answers a second cancel the same, keeping the first cancel', async () => {
     const id = await queued(t.db.orm)
-    expect(await cancelDispatch(t.db.orm, id)).toEqual({ id, status: 'cancelled' })
-    expect(await cancelDispatch(t.db.orm, id)).toEqual({ id, status: 'cancelled' })
+    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ id, status: 'cancelled' })
+    expect(await cancelDispatch(t.db.orm, id, { by: { tokenId: 8, role: 'admin' } })).toEqual({
+      id,
+      status: 'cancelled',
+    })
+    expect((await findDispatch(t.db.orm, id))?.cancel).toMatchObject(who)
   })
 
   it('cancels a claimed dispatch', async () => {
     const { id } = await claimed(t.db.orm)
-    expect(await cancelDispatch(t.db.orm, id)).toEqual({ id, status: 'cancelled' })
+    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ id, status: 'cancelled' })
   })
 
-  it('refuses a running dispatch with invalid-state', async () => {
+  it('cancels a running dispatch; its worker is told so, and its completion is kept as cancelled', async () => {
     const def = definition()
     const { id, claim } = await claimed(t.db.orm, def)
     await storeReport(t.db.orm, id, { ...fenceOf(claim), report: reportFor(def) })
-    await expect(cancelDispatch(t.db.orm, id)).rejects.toMatchObject({
+    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ id, status: 'cancelled' })
+    const exit = { ...fenceOf(claim), exitCode: 0, durationMs: 5 }
+    expect((await completeDispatch(t.db.orm, id, exit)).answer).toEqual({ id, status: 'cancelled' })
+    // a retry gets the same answer; a different completion is a conflict
+    expect((await completeDispatch(t.db.orm, id, exit)).answer).toEqual({ id, status: 'cancelled' })
+    await expect(completeDispatch(t.db.orm, id, { ...exit, exitCode: 1 })).rejects.toMatchObject({
+      code: 'completion-conflict',
+    })
+    const view = await findDispatch(t.db.orm, id)
+    expect(view).toMatchObject({
+      status: 'cancelled',
+      cancel: who,
+      completion: { status: 'cancelled', exitCode: 0 },
+    })
+  })
+
+  it('refuses a cancelled completion from another attempt, and one for a dispatch not cancelled', async () => {
+    const def = definition()
+    const { id, claim } = await claimed(t.db.orm, def)
+    await storeReport(t.db.orm, id, { ...fenceOf(claim), report: reportFor(def) })
+    const had = { ...fenceOf(claim), status: 'cancelled' as const, exitCode: 143 }
+    await expect(completeDispatch(t.db.orm, id, had)).rejects.toMatchObject({
       code: 'invalid-state',
-      message: 'a running dispatch cannot be cancelled',
       details: { status: 'running' },
+    })
+    await cancelDispatch(t.db.orm, id, who)
+    await expect(completeDispatch(t.db.orm, id, { ...had, leaseToken: 'another' })).rejects.toMatchObject({
+      code: 'cancelled',
+    })
+    expect((await completeDispatch(t.db.orm, id, had)).answer).toEqual({ id, status: 'cancelled' })
+  })
+
+  it('refuses a dispatch that ended otherwise with invalid-state and the status it ended with', async () => {
+    const def = definition()
+    const { id, claim } = await claimed(t.db.orm, def)
+    await storeReport(t.db.orm, id, { ...fenceOf(claim), report: reportFor(def) })
+    await completeDispatch(t.db.orm, id, { ...fenceOf(claim), exitCode: 0 })
+    await expect(cancelDispatch(t.db.orm, id, who)).rejects.toMatchObject({
+      code: 'invalid-state',
+      message: 'the dispatch has ended (succeeded) and cannot be cancelled',
+      details: { status: 'succeeded' },
     })
   })
 
   it('says not-found for a dispatch that does not exist', async () => {
-    await expect(cancelDispatch(t.db.orm, randomUUID())).rejects.toMatchObject({ code: 'not-found' })
+    await expect(cancelDispatch(t.db.orm, randomUUID(), who)).rejects.toMatchObject({ code: 'not-found' })
   })
 })

@@ -97,17 +97,17 @@ describe('dispatches', () => {
     expect(again.body.status).toBe('cancelled')
   })
 
-  it('cancels a claimed dispatch so that its lease is lost', async () => {
+  it('cancels a claimed dispatch so that its worker is told, with the code cancelled', async () => {
     await drainQueue(h)
     const id = await queueDispatch(h)
     const c = await claim(h)
     await h.call('POST', `/v1/dispatches/${id}/cancel`, { role: 'orchestrator' })
     const hb = await h.call('POST', `/v1/dispatches/${id}/heartbeat`, { role: 'worker', body: fenceOf(c) })
     expect(hb.status).toBe(409)
-    expect(hb.body.error.code).toBe('lease-lost')
+    expect(hb.body.error).toMatchObject({ code: 'cancelled', details: { status: 'cancelled', attempt: 1 } })
   })
 
-  it('refuses to cancel a running dispatch with 409', async () => {
+  it('cancels a running dispatch, and refuses one that ended otherwise with 409 and its status', async () => {
     await drainQueue(h)
     const id = await queueDispatch(h)
     const c = await claim(h)
@@ -116,8 +116,21 @@ describe('dispatches', () => {
       body: { ...fenceOf(c), report: reportFor(definition()) },
     })
     const r = await h.call('POST', `/v1/dispatches/${id}/cancel`, { role: 'orchestrator' })
-    expect(r.status).toBe(409)
-    expect(r.body.error.code).toBe('invalid-state')
+    expect(r).toMatchObject({ status: 200, body: { id, status: 'cancelled' } })
+    await drainQueue(h)
+    const done = await queueDispatch(h)
+    const d = await claim(h)
+    await h.call('PUT', `/v1/dispatches/${done}/preflight`, {
+      role: 'worker',
+      body: { ...fenceOf(d), report: reportFor(definition()) },
+    })
+    await h.call('POST', `/v1/dispatches/${done}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(d), exitCode: 1 },
+    })
+    const late = await h.call('POST', `/v1/dispatches/${done}/cancel`, { role: 'orchestrator' })
+    expect(late.status).toBe(409)
+    expect(late.body.error).toMatchObject({ code: 'invalid-state', details: { status: 'failed' } })
   })
 })
 
