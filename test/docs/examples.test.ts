@@ -38,6 +38,8 @@ const HELD_ELSEWHERE: Record<string, string> = {
 
 interface Block {
   key: string
+  // the file and the heading it is under: a RUN entry may run a section's blocks as one script
+  section: string
   text: string
 }
 
@@ -46,12 +48,14 @@ async function shellBlocks(): Promise<Block[]> {
   const blocks: Block[] = []
   for (const file of files.filter((f) => f.endsWith('.md'))) {
     const text = await readFile(join(ROOT, file), 'utf8')
-    for (const [, body] of text.matchAll(/^```(?:sh|bash|shell|console)\n([\s\S]*?)^```$/gm)) {
-      const first = (body as string)
+    for (const match of text.matchAll(/^```(?:sh|bash|shell|console)\n([\s\S]*?)^```$/gm)) {
+      const body = match[1] as string
+      const first = body
         .split('\n')[0]
         ?.replace(/\s+#.*$/, '')
         .trim()
-      blocks.push({ key: `${file}: ${first}`, text: body as string })
+      const heading = [...text.slice(0, match.index).matchAll(/^## (.*)$/gm)].at(-1)?.[1] ?? ''
+      blocks.push({ key: `${file}: ${first}`, section: `${file}#${heading}`, text: body })
     }
   }
   return blocks
@@ -81,11 +85,14 @@ beforeAll(async () => {
   await writeFile(join(repo, 'src', 'index.ts'), 'export const x = 1\n')
   const git = (...args: string[]) =>
     execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: repo })
-  git('init', '-q')
+  git('init', '-q', '-b', 'main')
   git('add', '-A')
   git('commit', '-q', '-m', 'app')
   env = { ...process.env, PATH: `${join(home, 'bin')}:${process.env.PATH}` }
   for (const name of Object.keys(env)) if (name.startsWith('PREFLIGHT_')) delete env[name]
+  // what the README's walkthrough exported, which the orchestrator's guide goes on from
+  env.ORCHESTRATOR_TOKEN = tokens.orchestrator
+  env.OPERATOR_TOKEN = tokens.operator
   env.PREFLIGHT_URL = server.url
   env.PREFLIGHT_ORCHESTRATOR_TOKEN = tokens.orchestrator
   env.PREFLIGHT_OPERATOR_TOKEN = tokens.operator
@@ -112,6 +119,7 @@ async function runExample(text: string, cwd: string): Promise<{ output: string; 
     .replaceAll('http://127.0.0.1:8080', server.url.replace(/\/$/, ''))
     .replaceAll('pf_orchestrator_…', tokens.orchestrator)
     .replaceAll('pf_operator_…', tokens.operator)
+    .replaceAll('https://git.example.com/org/app.git', join(home, 'repo'))
   const fifo = join(home, `step-${Date.now()}`)
   execFileSync('mkfifo', [fifo])
   const steps = filled.split(/^(?=# \d+\. )/m)
@@ -145,15 +153,16 @@ async function settled(): Promise<void> {
 describe('shell examples in README and docs', () => {
   it('every block is run here or held elsewhere', async () => {
     const blocks = await shellBlocks()
-    const unknown = blocks.map((b) => b.key).filter((k) => !(k in HELD_ELSEWHERE) && !(k in RUN))
+    const unknown = blocks
+      .filter((b) => !(b.key in HELD_ELSEWHERE) && !(b.key in RUN) && !(b.section in RUN))
+      .map((b) => b.key)
     expect(unknown).toEqual([])
     const stale = [...Object.keys(HELD_ELSEWHERE), ...Object.keys(RUN)].filter(
-      (k) => !blocks.some((b) => b.key === k),
+      (k) => !blocks.some((b) => b.key === k || b.section === k),
     )
     expect(stale).toEqual([])
   })
 
-  // Each block with what its output must show; by default it runs in the reader's repository.
   it('README lists every document of docs/', async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
     const docs = (await readdir(join(ROOT, 'docs'))).filter((f) => f.endsWith('.md'))
@@ -173,6 +182,7 @@ describe('shell examples in README and docs', () => {
     expect([...documented].filter((f) => !offered.includes(f) && f !== '--token')).toEqual([])
   })
 
+  // Each block with what its output must show; by default it runs in the reader's repository.
   const RUN: Record<string, { inProject?: boolean; shows: (output: string) => void }> = {
     // "with npm start running, in a second terminal" of the project: this coordinator stands in for
     // npm start's, named the way the demo takes one that is not npm start's own
@@ -193,6 +203,17 @@ describe('shell examples in README and docs', () => {
         expect(out).toMatch(/not-found/)
       },
     },
+    // after the README's walkthrough registered frontend-fixer (which needs pnpm): on the reader's
+    // repository its preflight fails, and every step has something to show
+    "docs/http-api.md#Orchestrator's guide": {
+      shows: (out) => {
+        expect(out).toMatch(/"status": "preflight_failed"/)
+        expect(out).toMatch(/"name": "pnpm"|pnpm/)
+        expect(out).toMatch(/event: end/)
+        expect(out).toMatch(/invalid-state/)
+        expect(out).toMatch(/preflight_failed\s+frontend-fixer/)
+      },
+    },
     'README.md: echo \'{ "paths": ["package.json"], "exec": ["node", "pnpm"], "git": { "history": true } }\' > requires.json':
       {
         shows: (out) => {
@@ -204,9 +225,11 @@ describe('shell examples in README and docs', () => {
 
   for (const [key, { inProject, shows }] of Object.entries(RUN)) {
     it(`runs ${key}`, async () => {
-      const block = (await shellBlocks()).find((b) => b.key === key)
-      expect(block).toBeDefined()
-      const ran = await runExample(block?.text ?? '', inProject ? ROOT : join(home, 'repo'))
+      // one block, or every block of a section in order, as one script
+      const blocks = (await shellBlocks()).filter((b) => b.key === key || b.section === key)
+      expect(blocks.length).toBeGreaterThan(0)
+      const script = blocks.map((b) => b.text).join('\n')
+      const ran = await runExample(script, inProject ? ROOT : join(home, 'repo'))
       expect(ran.broken, ran.output).toEqual([])
       const output = ran.output
       shows(output)
