@@ -266,6 +266,10 @@ export const WAIT_FLAGS = {
     help: 'give up after N ms and print the dispatch as it stands (default: wait on)',
   },
 } as const satisfies Flags
+export const CANCEL_FLAGS = {
+  ...API_FLAGS,
+  why: { arg: 'TEXT', help: "the cancel's reason, kept with the dispatch (at most 1,024 characters)" },
+} as const satisfies Flags
 export const WATCH_FLAGS = {
   ...API_FLAGS,
   ...FILTER_FLAGS,
@@ -312,9 +316,9 @@ const dispatches = {
     cancel: command({
       summary: 'cancel a dispatch that has not ended (queued, claimed or running)',
       args: ['<ID>'],
-      flags: API_FLAGS,
+      flags: CANCEL_FLAGS,
       env: apiEnv,
-      example: 'preflight dispatches cancel 0b6c3f9e-8d1a-4c47-9a57-3f0e5f1f2a11',
+      example: "preflight dispatches cancel 0b6c3f9e-8d1a-4c47-9a57-3f0e5f1f2a11 --why 'task abandoned'",
       exits: { ...API_EXITS, 1: 'not cancelled (no such dispatch, it has ended) or a fault' },
       run: async (values, [id]) => (await import('./dispatches.js')).cancel(values, id as string),
     }),

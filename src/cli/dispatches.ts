@@ -4,7 +4,6 @@
 // happen (long-polling GET /v1/dispatches/endings).
 import { setTimeout as sleep } from 'node:timers/promises'
 import {
-  type DispatchCreated,
   DispatchesQuery,
   type DispatchItem,
   type DispatchPage,
@@ -19,6 +18,7 @@ import { type Api, ApiRefusal, call, withClient } from './api.js'
 import { coordinatorUrl, intFlag, say, tokenFrom } from './args.js'
 import {
   type API_FLAGS,
+  type CANCEL_FLAGS,
   FILTER_FLAGS,
   type LIST_FLAGS,
   type Values,
@@ -127,12 +127,13 @@ export async function wait(values: Values<typeof WAIT_FLAGS>, idText: string): P
 }
 
 // A cancel the coordinator refuses (it has ended, no such dispatch) is one line and exit 1.
-export async function cancel(values: ApiFlags, idText: string): Promise<number> {
+export async function cancel(values: Values<typeof CANCEL_FLAGS>, idText: string): Promise<number> {
   const format = formatOf(values.format)
   const id = checkId(idText)
   const api = { base: coordinatorUrl(values.coordinator), token: tokenFrom(values.token, 'an orchestrator') }
+  const body = values.why === undefined ? {} : { reason: values.why }
   try {
-    const done = await call<DispatchCreated>(api, 'POST', `v1/dispatches/${id}/cancel`)
+    const done = await withClient(api, (client) => client.cancelDispatch(id, body))
     process.stdout.write(format === 'json' ? `${JSON.stringify(done)}\n` : `${done.id}  ${done.status}\n`)
     return 0
   } catch (err) {

@@ -2,6 +2,7 @@
 // over the contract's types. Bearer token, the error envelope as ApiError, and retries with backoff for
 // the calls that may be sent again (network errors, 5xx and 429 only, within a time budget).
 import type {
+  CancelRequest,
   ClaimRequest,
   ClaimResponse,
   CompleteRequest,
@@ -236,8 +237,9 @@ export function createClient(opts: ClientOptions) {
         if (FINAL_STATUSES.has(view.status) || Date.now() >= deadline) return view
       }
     },
-    cancelDispatch: (id: string, call?: CallOptions) =>
-      request<DispatchCreated>('POST', `/v1/dispatches/${seg(id)}/cancel`, {}, call),
+    // a retry answers the same (the first cancel's who and why are kept)
+    cancelDispatch: (id: string, body: CancelRequest = {}, call?: CallOptions) =>
+      request<DispatchCreated>('POST', `/v1/dispatches/${seg(id)}/cancel`, { body }, call),
 
     // worker. A claim is one try: undefined when nothing was claimable within waitMs.
     claimDispatch: (body: ClaimRequest, call?: CallOptions) =>

@@ -188,6 +188,13 @@ describe('preflight dispatches cancel', () => {
     expect(r.stdout).toBe(`${d.queued.id}  cancelled`)
   })
 
+  it("sends --why as the cancel's reason, kept with the dispatch", async () => {
+    const r = await dispatches(['cancel', d.running.id, '--why', 'task abandoned'], orchestrator)
+    expect(r.exitCode).toBe(0)
+    const view = (await request('GET', `/v1/dispatches/${d.running.id}`)).body
+    expect(view.cancel).toMatchObject({ reason: 'task abandoned', by: { role: 'orchestrator' } })
+  })
+
   it('says in one line why a cancel was refused, and exits 1', async () => {
     const r = await dispatches(['cancel', d.failed.id], orchestrator)
     expect(r.exitCode).toBe(1)
