@@ -30,7 +30,7 @@ describe('the API reference page', () => {
     expect(res.status).toBe(200)
     const html = await res.text()
     expect(html).toContain('<script src="/docs/scalar.js"')
-    expect(html).toContain('"url": "/openapi.json"')
+    expect(html).toContain('"url":"/openapi.json"')
     const urls = urlsIn(html).filter((u) => !u.startsWith('width='))
     expect(urls.length).toBeGreaterThan(0)
     expect(urls.filter((u) => !sameOrigin(u))).toEqual([])
