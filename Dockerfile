@@ -10,7 +10,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.types.json ./
 COPY src ./src
 COPY worker ./worker
 COPY scripts/build-assets.mjs scripts/bundle-cli.ts ./scripts/
