@@ -4,11 +4,9 @@
 import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.js'
-
-const CHROMIUM = process.env.PREFLIGHT_CHROMIUM ?? '/usr/bin/chromium'
+import { CHROMIUM, launchChromium } from '../../support/chromium.js'
 
 // Every URL the page's HTML names: src, href, and what a <script> imports.
 function urlsIn(html: string): string[] {
@@ -71,7 +69,7 @@ describe.runIf(existsSync(CHROMIUM))('the API reference page in Chromium', () =>
   afterAll(() => close?.())
 
   it('renders the operations, and every request it makes goes to the coordinator', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    const browser = await launchChromium()
     try {
       const page = await browser.newPage()
       const requests: string[] = []
@@ -84,7 +82,8 @@ describe.runIf(existsSync(CHROMIUM))('the API reference page in Chromium', () =>
       // (Chromium's own favicon fetch is no request of the page's: not seen here)
       await page.goto(`${base}/docs`)
       // an operation's summary, rendered from /openapi.json (the first group is open)
-      await page.getByText('Register a definition', { exact: false }).first().waitFor()
+      // a 3.5 MB script to parse and a document to render: slow on a loaded 2-core machine
+      await page.getByText('Register a definition', { exact: false }).first().waitFor({ timeout: 60_000 })
       await page.waitForLoadState('networkidle')
       expect(requests).toEqual(
         expect.arrayContaining([`${base}/docs`, `${base}/docs/scalar.js`, `${base}/openapi.json`]),
@@ -94,5 +93,5 @@ describe.runIf(existsSync(CHROMIUM))('the API reference page in Chromium', () =>
     } finally {
       await browser.close()
     }
-  })
+  }, 90_000)
 })

@@ -5,12 +5,12 @@ import { existsSync, mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tokens, useTestApp } from '../../support/app.js'
+import { CHROMIUM, launchChromium } from '../../support/chromium.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 
-const CHROMIUM = process.env.PREFLIGHT_CHROMIUM ?? '/usr/bin/chromium'
 const present = existsSync(CHROMIUM)
 const SHOTS = join(process.cwd(), 'test-results', 'ui')
 
@@ -34,7 +34,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     await new Promise((resolve) => server.once('listening', resolve))
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     close = () => server.close()
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    browser = await launchChromium()
     mkdirSync(SHOTS, { recursive: true })
     ids.drift = await seedDrift()
     ids.setup = await seedSetupFailure()
