@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { formatReport } from '../src/cli/reports-format.js'
 import { type Client, createClient, DEFAULT_RETRY } from '../src/client/index.js'
+import { isFinal } from '../src/contract/final.js'
 import type { DispatchView, SubagentDefinition } from '../src/contract/index.js'
 import {
   answers,
@@ -21,7 +22,6 @@ import {
   waitReady,
 } from './local.js'
 
-const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
 const cleanup: (() => Promise<unknown>)[] = []
 try {
   const { url, tokens } = await coordinator()
@@ -141,11 +141,7 @@ async function sampleRepo(): Promise<string> {
 }
 
 async function waitDone(client: Client, id: string): Promise<DispatchView> {
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline) {
-    const d = await client.getDispatch(id)
-    if (TERMINAL.includes(d.status)) return d
-    await new Promise((r) => setTimeout(r, 300))
-  }
-  throw new Error(`dispatch ${id} did not finish within 120 s — is a worker running?`)
+  const d = await client.waitForDispatch(id, { timeoutMs: 120_000 })
+  if (!isFinal(d.status)) throw new Error(`dispatch ${id} did not finish within 120 s — is a worker running?`)
+  return d
 }

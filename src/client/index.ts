@@ -1,6 +1,8 @@
 // `preflight/client`: the coordinator's HTTP API as typed calls, one per operationId of /openapi.json,
 // over the contract's types. Bearer token, the error envelope as ApiError, and retries with backoff for
 // the calls that may be sent again (network errors, 5xx and 429 only, within a time budget).
+
+import { isFinal } from '../contract/final.js'
 import type {
   CancelRequest,
   ClaimRequest,
@@ -234,7 +236,7 @@ export function createClient(opts: ClientOptions) {
         const timeoutMs = Math.round(Math.max(0, Math.min(opts.pollMs ?? 25_000, deadline - Date.now())))
         const query = { waitFor: 'terminal', timeoutMs }
         const view = await request<DispatchView>('GET', `/v1/dispatches/${seg(id)}`, { query }, opts)
-        if (FINAL_STATUSES.has(view.status) || Date.now() >= deadline) return view
+        if (isFinal(view.status) || Date.now() >= deadline) return view
       }
     },
     // a retry answers the same (the first cancel's who and why are kept)
@@ -285,17 +287,6 @@ export interface WaitOptions extends CallOptions {
   timeoutMs?: number
   pollMs?: number
 }
-
-// The final statuses, as the contract's FINAL_STATUSES (test/client/client.test.ts compares them): kept
-// here so that the client imports the contract's types only, never zod.
-export const FINAL_STATUSES: ReadonlySet<string> = new Set([
-  'setup_failed',
-  'preflight_failed',
-  'succeeded',
-  'failed',
-  'expired',
-  'cancelled',
-])
 
 const seg = encodeURIComponent
 

@@ -3,15 +3,7 @@
 import { z } from 'zod'
 import type { DispatchStatus } from './api.js'
 
-// The statuses a dispatch ends in: nothing changes it afterwards.
-export const FINAL_STATUSES: ReadonlySet<DispatchStatus> = new Set([
-  'setup_failed',
-  'preflight_failed',
-  'succeeded',
-  'failed',
-  'expired',
-  'cancelled',
-])
+export { FINAL_STATUSES, isFinal } from './final.js'
 
 // Claims take the highest priority first; see docs/dispatches.md for the bound on waiting.
 export const PRIORITY_MIN = -100

@@ -2,14 +2,7 @@
 // refusal becomes, how a query is written. (The worker's use of it: test/worker/api.test.ts.)
 import { createServer, type Server } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
-import {
-  ApiError,
-  createClient,
-  FINAL_STATUSES,
-  LeaseLostError,
-  NetworkError,
-} from '../../src/client/index.js'
-import { FINAL_STATUSES as CONTRACT_FINAL } from '../../src/contract/index.js'
+import { ApiError, createClient, LeaseLostError, NetworkError } from '../../src/client/index.js'
 
 type Answer = { status: number; body?: unknown }
 let server: Server | undefined
@@ -37,10 +30,6 @@ const created = { status: 201, body: { id: '00000000-0000-4000-8000-000000000001
 const workspace = { repo: 'https://git.example.invalid/a.git' }
 
 describe('preflight/client', () => {
-  it("waits for the contract's final statuses", () => {
-    expect([...FINAL_STATUSES].sort()).toEqual([...CONTRACT_FINAL].sort())
-  })
-
   it('sends a dispatch again after a 503 only when it has an idempotencyKey', async () => {
     const once = await serve([busy, created])
     await expect(once.client.createDispatch({ subagent: 'a', workspace })).rejects.toMatchObject({

@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
 import { createClient } from '../../src/client/index.js'
+import { FINAL_STATUSES } from '../../src/contract/final.js'
 import type { DispatchView, SubagentDefinition } from '../../src/contract/index.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { makeRepo, tempDir } from '../worker/git-fixtures.js'
@@ -214,7 +215,8 @@ export function call<T = unknown>(url: string, method: string, path: string, tok
 
 export type { DispatchView }
 
-export const TERMINAL = ['succeeded', 'failed', 'setup_failed', 'preflight_failed', 'expired', 'cancelled']
+// as an array: the soak test hands it to SQL
+export const TERMINAL: string[] = [...FINAL_STATUSES]
 
 export async function register(url: string, definition: Record<string, unknown>): Promise<void> {
   await client(url, TOKENS.orchestrator).registerSubagent(definition as SubagentDefinition)
