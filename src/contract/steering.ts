@@ -1,7 +1,6 @@
 // What an orchestrator sets on a dispatch to steer it — its priority and its own references (metadata) —
 // and how it waits for one: the long-poll of GET /v1/dispatches/{id} and the event stream.
 import { z } from 'zod'
-import type { DispatchStatus } from './api.js'
 
 export { FINAL_STATUSES, isFinal } from './final.js'
 

@@ -59,6 +59,7 @@ const NAMES = [
 ] as const satisfies readonly (keyof typeof contract)[]
 
 export const COMPONENTS: Record<string, z.ZodType> = Object.fromEntries(
+  // biome-ignore lint/performance/noDynamicNamespaceImportAccess: the coordinator is not bundled; every name is a schema it loads anyway
   NAMES.map((name) => [name, contract[name] as z.ZodType]),
 )
 
