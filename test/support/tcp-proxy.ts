@@ -1,9 +1,9 @@
 // A TCP proxy in front of PostgreSQL for outage tests: it forwards, refuses (no listener: connects
-// get ECONNREFUSED, open connections are cut), or stalls (accepts and forwards nothing, as a host
-// that stopped answering). The shared server itself is never touched.
+// get ECONNREFUSED, open connections are cut), stalls (accepts and forwards nothing, as a host
+// that stopped answering), or lets a new connection start up and goes down at its first query. The shared server itself is never touched.
 import { connect, createServer, type Server, type Socket } from 'node:net'
 
-export type ProxyMode = 'forward' | 'refuse' | 'stall'
+type ProxyMode = 'forward' | 'refuse' | 'stall' | 'cut-at-first-query'
 
 export interface TcpProxy {
   port: number
@@ -14,6 +14,9 @@ export interface TcpProxy {
   forward(): Promise<void>
   // Accepts connections but passes no byte either way; open connections go silent too.
   stall(): Promise<void>
+  // The next connection completes its startup (trust auth: the client sends nothing more until it
+  // queries); when the client sends its first query, the proxy refuses from then on and cuts it.
+  cutAtFirstQueryThenRefuse(): Promise<void>
   close(): Promise<void>
 }
 
@@ -37,7 +40,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     track(upstream)
     const pair: [Socket, Socket] = [client, upstream]
     pairs.add(pair)
-    client.pipe(upstream)
+    if (mode === 'cut-at-first-query') cutAtFirstQueryOf(client, upstream)
+    else client.pipe(upstream)
     upstream.pipe(client)
     const end = () => {
       pairs.delete(pair)
@@ -46,6 +50,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     }
     client.once('close', end)
     upstream.once('close', end)
+  }
+  // The startup message is an int32 length followed by the rest; any byte after it is a query.
+  const cutAtFirstQueryOf = (client: Socket, upstream: Socket) => {
+    let seen = Buffer.alloc(0)
+    client.on('data', (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk])
+      const startup = seen.length >= 4 ? seen.readInt32BE(0) : Number.POSITIVE_INFINITY
+      if (seen.length <= startup) return upstream.write(chunk)
+      mode = 'refuse'
+      void stopListening()
+      client.destroy()
+      upstream.destroy()
+    })
   }
   let server: Server | undefined
   const listen = (port: number) =>
@@ -100,6 +117,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         upstream.pause()
         stalled.add(client)
       }
+      if (!server) await listen(port)
+    },
+    async cutAtFirstQueryThenRefuse() {
+      mode = 'cut-at-first-query'
       if (!server) await listen(port)
     },
     async close() {

@@ -46,6 +46,12 @@ export const reconnectDelaySeconds = (retries: number) =>
 // A host that accepts and never answers holds a connect this long (postgres.js default: 30 s).
 const CONNECT_TIMEOUT_SECONDS = 5
 
+// postgres.js (3.4.9) runs an array-type lookup as the first statement of each new connection and
+// drops its promise: a connection lost during the lookup (an outage) rejected it unhandled, which ends
+// the process. Without the lookup postgres.js parses no array column: none is read (webhooks.events is
+// selected as JSON). Upstream issues 1192, 1205, 1223 of porsager/postgres.
+const FETCH_TYPES = false
+
 // The postgres.js client behind each Orm that connectPostgres made, for prepared statements.
 const clients = new WeakMap<Orm, postgres.Sql>()
 const dialect = new PgDialect()
@@ -56,6 +62,7 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
     onnotice: () => {},
     backoff: reconnectDelaySeconds,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    fetch_types: FETCH_TYPES,
     connection: {
       statement_timeout: opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       application_name: 'preflight',

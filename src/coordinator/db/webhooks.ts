@@ -8,7 +8,8 @@ import { iso } from './sql.js'
 // Told when a delivery is queued (by the triggers): coordinators send at once instead of at their next poll.
 export const WEBHOOKS_CHANNEL = 'preflight_webhooks'
 
-const view = sql`id::float8 AS id, url, events, ${iso('created_at')} AS "createdAt"`
+// events as JSON: the client parses no array type (client.ts)
+const view = sql`id::float8 AS id, url, to_jsonb(events) AS events, ${iso('created_at')} AS "createdAt"`
 
 // Stores a webhook unless `max` exist already (then undefined).
 export async function insertWebhook(

@@ -4,6 +4,7 @@ import { connectPostgres, PREPARED, rows } from '../../../src/coordinator/db/cli
 import { jsonb } from '../../../src/coordinator/db/sql.js'
 import { toApiError } from '../../../src/coordinator/http/http.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
+import { startTcpProxy } from '../../support/tcp-proxy.js'
 import { waitFor } from '../../support/wait.js'
 
 describe('database connections', () => {
@@ -84,6 +85,33 @@ describe('database connections', () => {
       expect(toApiError(err)).toMatchObject({ status: 503, code: 'timeout' })
     } finally {
       await db.close()
+    }
+  })
+
+  // postgres.js (3.4.9, upstream issues 1192, 1205 and 1223) runs its array-type lookup as the first
+  // statement of each new connection and drops that promise: a connection lost just then was an
+  // unhandled rejection, which ends a coordinator's process in the middle of a database outage. The
+  // client connects without the lookup (fetch_types: false): what fails is the query, which answers 503.
+  it('loses a connection at its first statement without an unhandled rejection', async () => {
+    const target = new URL(t.url as string)
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    const db = connectPostgres(proxy.via(t.url as string), { poolSize: 1 })
+    try {
+      await proxy.cutAtFirstQueryThenRefuse()
+      const err = await rows(db.orm, sql`SELECT 1 AS one`).catch((e: unknown) => e)
+      expect(toApiError(err)).toMatchObject({ status: 503, code: 'unavailable' })
+      // an unhandled rejection is reported after the microtasks of the turn that made it
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(unhandled).toEqual([])
+      await proxy.forward()
+      expect(await rows(db.orm, sql`SELECT 1 AS one`)).toEqual([{ one: 1 }])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+      await db.close()
+      await proxy.close()
     }
   })
 })
