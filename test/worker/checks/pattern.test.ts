@@ -89,8 +89,8 @@ describe('a literal pattern', () => {
               pattern.slice(0, i) + c + pattern.slice(i),
               pattern.slice(0, i) + c + pattern.slice(i + 1),
             )
-          for (const other of near)
-            if (other !== pattern && other !== '') expect(accepts(other), other).toBe(false)
+          // one expect per position: an expect per candidate was 14 s of the suite's CPU
+          expect(near.filter((other) => other !== pattern && other !== '' && accepts(other))).toEqual([])
         }
       }),
       { numRuns: 1_000, seed: 16 },
