@@ -230,17 +230,21 @@ export function getDispatch(url: string, id: string): Promise<DispatchView> {
   return client(url, TOKENS.orchestrator).getDispatch(id)
 }
 
+// Long-polls the dispatch until it is final (woken at once by the coordinator); a coordinator that is
+// down or restarting meanwhile is asked again.
 export async function waitForStatus(url: string, id: string, timeoutMs = 30_000, procs: Proc[] = []) {
+  const deadline = Date.now() + timeoutMs
   let last: DispatchView | undefined
-  await waitUntil(
-    async () => {
-      last = await getDispatch(url, id)
-      return TERMINAL.includes(last.status)
-    },
-    timeoutMs,
-    () => `${JSON.stringify(last)}\n${procs.map((p) => p.output()).join('\n---\n')}`,
-  )
-  return last as DispatchView
+  while (Date.now() < deadline) {
+    try {
+      last = await client(url, TOKENS.orchestrator).waitForDispatch(id, { timeoutMs: deadline - Date.now() })
+      if (TERMINAL.includes(last.status)) return last
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  const outputs = procs.map((p) => p.output()).join('\n---\n')
+  throw new Error(`timed out after ${timeoutMs} ms\n${JSON.stringify(last)}\n${outputs}`)
 }
 
 export async function waitUntil(
