@@ -10,6 +10,7 @@ import {
   type Coordinator,
   dispatch,
   e2eSuite,
+  ending,
   type Proc,
   register,
   spawnWorker,
@@ -61,7 +62,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       'echo uid=$(id -u) groups=$(id -G) >> $out',
     ].join('\n')
     const id = await run('iso-hunt', ['sh', '-c', hunt, outbox])
-    expect((await wait(id)).status).toBe('succeeded')
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     const seen = await read('hunt')
     expect(seen).toContain('workdir: not listable')
     expect(seen).toMatch(new RegExp(`uid=(${BASE}|${BASE + 1}) groups=\\1\n`))
@@ -76,7 +77,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       '-c',
       `id -u > ${outbox}/setup-uid`,
     ])
-    expect((await wait(id)).status).toBe('succeeded')
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     const uid = (await read('agent-uid')).trim()
     expect([String(BASE), String(BASE + 1)]).toContain(uid)
     expect((await read('setup-uid')).trim()).toBe(uid)
@@ -85,7 +86,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
   it('leaves no process behind: one started with setsid is gone when its dispatch ends', async () => {
     const script = `setsid sh -c 'echo $$ > ${outbox}/escaped; sleep 30; touch ${outbox}/late' & sleep 0.5`
     const id = await run('iso-setsid', script)
-    expect((await wait(id)).status).toBe('succeeded')
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     const pid = Number(await read('escaped'))
     expect(pid).toBeGreaterThan(0)
     expect(await diesWithin(pid, 2_000)).toBe(true)
@@ -99,19 +100,19 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       `grep -qs '^State:.[RSD]' /proc/$(cat ${pidFile})/status && echo alive > ${outbox}/seen || echo gone > ${outbox}/seen`,
       ['sh', '-c', `setsid sh -c 'echo $$ > ${pidFile}; sleep 30' & sleep 0.2`],
     )
-    expect((await wait(id)).status).toBe('succeeded')
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     expect(Number(await read('setup-escaped'))).toBeGreaterThan(0)
     expect((await read('seen')).trim()).toBe('gone')
   }, 90_000)
 
   it('gives every dispatch a fresh HOME: what one agent writes there is not there for the next', async () => {
     const first = await run('iso-home-1', `echo planted > "$HOME/planted"; echo "$HOME" > ${outbox}/home-1`)
-    expect((await wait(first)).status).toBe('succeeded')
+    expect(ending(await wait(first))).toMatchObject({ status: 'succeeded' })
     const second = await run(
       'iso-home-2',
       `ls "$HOME"/planted > ${outbox}/home-2 2>&1 || echo absent >> ${outbox}/home-2; echo "$HOME" >> ${outbox}/home-2`,
     )
-    expect((await wait(second)).status).toBe('succeeded')
+    expect(ending(await wait(second))).toMatchObject({ status: 'succeeded' })
     const [seen, home] = (await read('home-2')).trim().split('\n').slice(-2)
     expect(seen).toBe('absent')
     expect(home).not.toBe((await read('home-1')).trim())
@@ -120,7 +121,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
   it('leaves nothing of an agent at the top of /tmp for the next', async () => {
     const name = `preflight-e2e-left-${process.pid}`
     const id = await run('iso-tmp', `echo left > /tmp/${name}; mkdir /dev/shm/${name}`)
-    expect((await wait(id)).status).toBe('succeeded')
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     await waitUntil(
       async () => !existsSync(`/tmp/${name}`) && !existsSync(`/dev/shm/${name}`),
       10_000,
@@ -138,8 +139,8 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       `ls ${other} > /dev/null 2>&1 && echo other-listed || echo other-unlisted`,
     ].join('; ')
     const prober = await run('iso-prober', `(${probe}) > ${outbox}/reach`)
-    expect((await wait(prober)).status).toBe('succeeded')
-    expect((await wait(holder)).status).toBe('succeeded')
+    expect(ending(await wait(prober))).toMatchObject({ status: 'succeeded' })
+    expect(ending(await wait(holder))).toMatchObject({ status: 'succeeded' })
     expect((await read('reach')).trim().split('\n')).toEqual([
       'top-refused',
       'other-refused',

@@ -265,6 +265,9 @@ export function stepsOf(d: DispatchView, attempt = d.attempt): string[] {
   return d.events.filter((e) => e.attempt === attempt).map((e) => e.step)
 }
 
+// What a failed expectation on how a dispatch ended should show: its completion and steps too.
+export const ending = (d: DispatchView) => ({ status: d.status, completion: d.completion, steps: stepsOf(d) })
+
 export function fakeAgent(marker: string, sleepSeconds = 0): string[] {
   const script = `echo "$$" >> ${JSON.stringify(marker)}; sleep ${sleepSeconds}; echo done >> ${JSON.stringify(`${marker}.done`)}`
   return ['sh', '-c', script]
