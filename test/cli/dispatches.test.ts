@@ -1,6 +1,6 @@
-// `preflight dispatches` spawned for real against a coordinator served on an ephemeral port: the few
-// cases that need the binary (flags, exit codes, the token, a watch that runs); the rendering is
-// test/cli/dispatches-format.test.ts's.
+// `preflight dispatches` against a coordinator served on an ephemeral port: the CLI in this process
+// (test/support/cli.ts) for its flags, calls, output and exit codes, the binary spawned for a signal;
+// the rendering is test/cli/dispatches-format.test.ts's.
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -21,6 +21,7 @@ import {
   setupFailed,
 } from '../coordinator/routes/dispatch-states.js'
 import { type Reply, type TestApp, tokens } from '../support/app.js'
+import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { definition } from '../support/fixtures.js'
 import { waitFor } from '../support/wait.js'
@@ -81,7 +82,20 @@ async function request(
   return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
 }
 
-function dispatches(args: string[], env: Record<string, string> = {}) {
+// In this process; `spawned` runs the real binary.
+async function dispatches(args: string[], env: Record<string, string> = {}) {
+  const r = await runCli(['dispatches', ...args], {
+    PREFLIGHT_COORDINATOR: undefined,
+    PREFLIGHT_DEBUG: undefined,
+    PREFLIGHT_URL: server.url,
+    PREFLIGHT_TOKEN: tokens.operator,
+    ...env,
+  })
+  // as execa gives them, without the last newline
+  return { ...r, stdout: r.stdout.replace(/\n$/, ''), stderr: r.stderr.replace(/\n$/, '') }
+}
+
+function spawned(args: string[], env: Record<string, string> = {}) {
   return execa(process.execPath, [BIN, 'dispatches', ...args], {
     reject: false,
     env: { PREFLIGHT_URL: server.url, PREFLIGHT_TOKEN: tokens.operator, ...env },
@@ -125,8 +139,8 @@ describe('preflight dispatches list', () => {
   })
 })
 
-// The refusals before any output, in process: the binary turns a UsageError into exit 2 and any other
-// error into exit 1, one line each (test/cli/reports.test.ts, and the spawned cases here).
+// The refusals before any output, by the error thrown: main() turns a UsageError into exit 2 and any
+// other error into exit 1, one line each (the cases run with runCli here and in test/cli/reports.test.ts).
 describe('preflight dispatches refuses', () => {
   const env = (token: string) => {
     process.env.PREFLIGHT_URL = server.url
@@ -222,8 +236,9 @@ describe('preflight dispatches watch', () => {
     })
   })
 
+  // a signal to a real process
   it('stops on SIGTERM with exit 0', async () => {
-    const watch = dispatches(['watch'])
+    const watch = spawned(['watch'])
     await waitFor(() => endings.waiting === 1, { timeoutMs: 10_000, what: 'the watch to wait' })
     watch.kill('SIGTERM')
     const r = await watch

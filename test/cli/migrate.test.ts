@@ -1,7 +1,9 @@
+// `preflight migrate`: the CLI in this process (test/support/cli.ts), the binary spawned for its exit status.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readMigrations } from '../../src/coordinator/db/migrate.js'
+import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const run = promisify(execFile)
@@ -15,14 +17,15 @@ describe('preflight migrate', () => {
   afterAll(() => t.drop())
 
   it('applies the migrations, then reports the database up to date', async () => {
-    const first = await run(process.execPath, [BIN, 'migrate', '--database-url', t.url as string])
+    const first = await runCli(['migrate', '--database-url', t.url as string])
     const names = readMigrations().map((m) => m.name)
     expect(names.slice(0, 2)).toEqual(['0001_init.sql', '0002_reason_indexes.sql'])
-    expect(first.stdout).toBe(`applied ${names.join(', ')}\n`)
-    const second = await run(process.execPath, [BIN, 'migrate', '--database-url', t.url as string])
-    expect(second.stdout).toBe('up to date\n')
+    expect(first).toMatchObject({ exitCode: 0, stdout: `applied ${names.join(', ')}\n` })
+    const second = await runCli(['migrate', '--database-url', t.url as string])
+    expect(second).toMatchObject({ exitCode: 0, stdout: 'up to date\n' })
   })
 
+  // the real binary's exit status
   it('refuses a database URL that is not postgres:// with exit 2', async () => {
     const err = await run(process.execPath, [BIN, 'migrate', '--database-url', 'mysql://x']).catch((e) => e)
     expect(err).toMatchObject({ code: 2 })

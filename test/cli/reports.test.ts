@@ -1,4 +1,5 @@
-// `preflight reports` spawned for real against a coordinator served on an ephemeral port.
+// `preflight reports` against a coordinator served on an ephemeral port: the CLI in this process
+// (test/support/cli.ts), the binary spawned for its exit status.
 import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
 import { execa } from 'execa'
@@ -172,8 +173,8 @@ describe('preflight reports failures', () => {
     expect(r.stderr).toContain('--token')
   })
 
-  it('exits 1 when the token is not an operator’s (the binary)', async () => {
-    const r = await spawned([], { PREFLIGHT_TOKEN: WORKER })
+  it('exits 1 when the token is not an operator’s', async () => {
+    const r = await reports([], { PREFLIGHT_TOKEN: WORKER })
     expect(r.exitCode).toBe(1)
     expect(r.stderr).toContain('403')
   })

@@ -1,3 +1,5 @@
+// `preflight token create|list|revoke` against a database of its own: the CLI in this process
+// (test/support/cli.ts), the binary spawned for its lock on the embedded database's directory.
 import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -9,11 +11,15 @@ import { rows } from '../../src/coordinator/db/client.js'
 import { findActiveToken } from '../../src/coordinator/db/tokens.js'
 import { createToken, hashToken } from '../../src/coordinator/http/auth.js'
 import { startServer } from '../../src/coordinator/server.js'
+import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
 const BIN = new URL('../../bin/preflight.js', import.meta.url).pathname
+
+const token = (t: TestDatabase, ...args: string[]) =>
+  runCli(['token', ...args, '--database-url', t.url as string], { PREFLIGHT_DEBUG: undefined })
 
 describe('preflight token create', () => {
   let t: TestDatabase
@@ -23,35 +29,22 @@ describe('preflight token create', () => {
   afterAll(() => t.drop())
 
   it('prints a new token and stores only its hash with the role', async () => {
-    const { stdout } = await run(process.execPath, [
-      BIN,
-      'token',
-      'create',
-      '--role',
-      'worker',
-      '--database-url',
-      t.url as string,
-    ])
-    const token = stdout.trim()
-    expect(token.length).toBeGreaterThanOrEqual(32)
+    const r = await token(t, 'create', '--role', 'worker')
+    expect(r.exitCode).toBe(0)
+    const made = r.stdout.trim()
+    expect(made.length).toBeGreaterThanOrEqual(32)
     const stored = await rows<{ token_hash: string; role: string }>(
       t.db.orm,
       sql`SELECT token_hash, role FROM api_tokens`,
     )
-    expect(stored).toEqual([{ token_hash: hashToken(token), role: 'worker' }])
+    expect(stored).toEqual([{ token_hash: hashToken(made), role: 'worker' }])
   })
 
   it('refuses an unknown role with exit 2', async () => {
-    const err = await run(process.execPath, [
-      BIN,
-      'token',
-      'create',
-      '--role',
-      'root',
-      '--database-url',
-      t.url as string,
-    ]).catch((e: { code: number; stderr: string }) => e)
-    expect(err).toMatchObject({ code: 2, stderr: expect.stringMatching(/--role must be one of/) })
+    expect(await token(t, 'create', '--role', 'root')).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/--role must be one of/),
+    })
   })
 })
 
@@ -62,9 +55,7 @@ describe('preflight token list and revoke', () => {
   })
   afterAll(() => t.drop())
 
-  const preflight = (...args: string[]) =>
-    run(process.execPath, [BIN, 'token', ...args, '--database-url', t.url as string])
-  const failing = (...args: string[]) => preflight(...args).catch((e: { code: number; stderr: string }) => e)
+  const preflight = (...args: string[]) => token(t, ...args)
 
   it('lists id, role, state, dates and label, never a secret or its hash', async () => {
     const made = await createToken(t.db.orm, 'worker', { label: 'runner-7' })
@@ -103,12 +94,12 @@ describe('preflight token list and revoke', () => {
   })
 
   it('exits 1 for an unknown id and 2 for one that is not a whole number', async () => {
-    expect(await failing('revoke', '987654')).toMatchObject({
-      code: 1,
+    expect(await preflight('revoke', '987654')).toMatchObject({
+      exitCode: 1,
       stderr: expect.stringMatching(/no token with id 987654/),
     })
-    expect(await failing('revoke', 'abc')).toMatchObject({ code: 2 })
-    expect(await failing('revoke')).toMatchObject({ code: 2 })
+    expect(await preflight('revoke', 'abc')).toMatchObject({ exitCode: 2 })
+    expect(await preflight('revoke')).toMatchObject({ exitCode: 2 })
   })
 
   it('creates a token that expires with --expires-in, and refuses a duration it cannot read', async () => {
@@ -117,11 +108,14 @@ describe('preflight token list and revoke', () => {
     const hours = ((found?.expires_ms ?? 0) - Date.now()) / 3_600_000
     expect(hours).toBeGreaterThan(1.99)
     expect(hours).toBeLessThanOrEqual(2)
-    expect(await failing('create', '--role', 'worker', '--expires-in', 'soon')).toMatchObject({ code: 2 })
+    expect(await preflight('create', '--role', 'worker', '--expires-in', 'soon')).toMatchObject({
+      exitCode: 2,
+    })
   })
 })
 
 describe('the embedded database directory', () => {
+  // a real process: its cwd, an environment without DATABASE_URL, a lock held by another pid
   it('is refused while another live process holds its lock', async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'preflight-lock-'))
     try {
