@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const BIN = join(import.meta.dirname, '../../bin/preflight.js')
@@ -39,6 +40,20 @@ const envWithout = (extra: NodeJS.ProcessEnv) => {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra }
   delete env.DATABASE_URL
   return env
+}
+
+// `preflight coordinator` in this process, for a refusal: it comes before the database is opened, and the
+// database given is one that cannot be reached, so a refusal that came too late would exit 1 here, not
+// serve. No PREFLIGHT_* variable but those given; no signal handler is left installed.
+async function refused(args: string[], env: Record<string, string> = {}) {
+  const others = Object.keys(process.env).filter((k) => k.startsWith('PREFLIGHT_'))
+  const handlers = process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')
+  const run = await runCli(
+    ['coordinator', '--host', '127.0.0.1', '--database-url', 'postgres://127.0.0.1:1/none', ...args],
+    { ...Object.fromEntries(others.map((k) => [k, undefined])), DATABASE_URL: undefined, ...env },
+  )
+  expect(process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')).toBe(handlers)
+  return { code: run.exitCode, stderr: run.stderr }
 }
 
 describe('preflight coordinator (spawned)', () => {
@@ -138,28 +153,28 @@ describe('preflight coordinator (spawned)', () => {
     }
     expect(await s.exit).toBe(0)
   })
+})
 
+describe('preflight coordinator refusals (in process)', () => {
   it('refuses a PREFLIGHT_METRICS_TOKEN shorter than 16 characters with exit 2', async () => {
-    const env = envWithout({ PREFLIGHT_METRICS_TOKEN: 'short' })
-    await expect(startCoordinator(['--database-url', t.url as string], env, cwd)).rejects.toThrow(
-      /exited with 2/,
-    )
+    expect(await refused([], { PREFLIGHT_METRICS_TOKEN: 'short' })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('PREFLIGHT_METRICS_TOKEN must be at least 16 characters'),
+    })
   })
 
   it('refuses a malformed PREFLIGHT_BOOTSTRAP_TOKENS with exit 2', async () => {
-    const env = envWithout({ PREFLIGHT_BOOTSTRAP_TOKENS: 'root:short' })
-    await expect(startCoordinator(['--database-url', t.url as string], env, cwd)).rejects.toThrow(
-      /exited with 2/,
-    )
+    const { code, stderr } = await refused([], { PREFLIGHT_BOOTSTRAP_TOKENS: 'root:short' })
+    expect(code).toBe(2)
+    expect(stderr.trim().split('\n')).toHaveLength(1)
+    expect(stderr).toContain('PREFLIGHT_BOOTSTRAP_TOKENS')
   })
 
   // PREFLIGHT_LOG_LEVEL, read by the same code, in test/cli/args.test.ts
   it('refuses a --log-level it does not know with exit 2, naming the levels', async () => {
-    const bad = startCoordinator(
-      ['--database-url', t.url as string, '--log-level', 'loud'],
-      envWithout({}),
-      cwd,
-    )
-    await expect(bad).rejects.toThrow(/exited with 2: .*--log-level must be one of trace, debug, info/)
+    expect(await refused(['--log-level', 'loud'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--log-level must be one of trace, debug, info'),
+    })
   })
 })
