@@ -32,7 +32,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     const problem = Label.safeParse(label).error?.issues[0]?.message
     if (problem) throw new UsageError(`--label "${label}": ${problem}`)
   }
-  // before the workdir is made: a refused flag leaves nothing behind
+  // before the workdir is made: a refused flag touches nothing
   const cloneRules = {
     repoAllow: repoPatterns(values['repo-allow'] ?? []),
     ...(await cloneCredentials(values)),
@@ -45,78 +45,83 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
   const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
   const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
-  await mkdir(workdir, { recursive: true })
-  const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
-  const git = trustedGit(env.PATH, [workdir, ...roots])
-  if (agentUid !== undefined) {
-    const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
-    const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
-    const trusted = [git.bin, ...(knownHosts ? [knownHosts] : [])]
-    await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
-  }
-  const options = workerConfig({
-    git,
-    workerId: values['worker-id'] ?? `${hostname()}-${process.pid}`,
-    workdir,
-    roots,
-    passEnv: values['pass-env'] ?? [],
-    keepFailed: values['keep-failed'] ?? false,
-    allowLocalRepos: values['allow-local-repos'] ?? false,
-    ...cloneRules,
-    concurrency,
-    ...(agentUid !== undefined ? { agentUid } : {}),
-    ...(labels.length > 0 ? { labels } : {}),
-    graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? defaultConfig.graceMs,
-    waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? defaultConfig.waitMs,
-    ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
-    ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
-    ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
-    ...optionalInt('agentTimeoutMs', values['agent-timeout-ms'], 'agent-timeout-ms'),
-    ...optionalInt('maxDispatches', values['max-dispatches'], 'max-dispatches'),
-    ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
-  })
-  const log = createWorkerLog({ ...logging, secrets: [token] })
-  const api = createApi({
-    url,
-    token,
-    onRetry: (what, failures, err, about) =>
-      log.warn('a write to the coordinator failed, retrying', {
-        call: what,
-        failures,
-        why: (err as Error).message,
-        ...about,
-      }),
-  })
-  log.info(`worker ${options.workerId} started`, {
-    workerId: options.workerId,
-    coordinator: url,
-    workdir,
-    concurrency: options.concurrency,
-    ...(agentUid === undefined ? {} : { agentUids: `${agentUid}–${agentUid + concurrency - 1}` }),
-  })
-  if (agentUid === undefined) {
-    log.warn(
-      "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
-        'use --agent-uid, or one dispatch per container (--max-dispatches 1); see docs/operations.md',
+  try {
+    await mkdir(workdir, { recursive: true })
+    const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
+    const git = trustedGit(env.PATH, [workdir, ...roots])
+    if (agentUid !== undefined) {
+      const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
+      const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
+      const trusted = [git.bin, ...(knownHosts ? [knownHosts] : [])]
+      await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
+    }
+    const options = workerConfig({
+      git,
+      workerId: values['worker-id'] ?? `${hostname()}-${process.pid}`,
+      workdir,
+      roots,
+      passEnv: values['pass-env'] ?? [],
+      keepFailed: values['keep-failed'] ?? false,
+      allowLocalRepos: values['allow-local-repos'] ?? false,
+      ...cloneRules,
+      concurrency,
+      ...(agentUid !== undefined ? { agentUid } : {}),
+      ...(labels.length > 0 ? { labels } : {}),
+      graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? defaultConfig.graceMs,
+      waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? defaultConfig.waitMs,
+      ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
+      ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
+      ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
+      ...optionalInt('agentTimeoutMs', values['agent-timeout-ms'], 'agent-timeout-ms'),
+      ...optionalInt('maxDispatches', values['max-dispatches'], 'max-dispatches'),
+      ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
+    })
+    const log = createWorkerLog({ ...logging, secrets: [token] })
+    const api = createApi({
+      url,
+      token,
+      onRetry: (what, failures, err, about) =>
+        log.warn('a write to the coordinator failed, retrying', {
+          call: what,
+          failures,
+          why: (err as Error).message,
+          ...about,
+        }),
+    })
+    log.info(`worker ${options.workerId} started`, {
+      workerId: options.workerId,
+      coordinator: url,
+      workdir,
+      concurrency: options.concurrency,
+      ...(agentUid === undefined ? {} : { agentUids: `${agentUid}–${agentUid + concurrency - 1}` }),
+    })
+    if (agentUid === undefined) {
+      log.warn(
+        "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
+          'use --agent-uid, or one dispatch per container (--max-dispatches 1); see docs/operations.md',
+      )
+    }
+    const metrics = createWorkerMetrics({ concurrency: options.concurrency })
+    // for a scraper beside the worker, not the network, unless --metrics-host says otherwise
+    const metricsHost = values['metrics-host'] ?? '127.0.0.1'
+    const served =
+      metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort, metricsHost)
+    if (served)
+      log.info(`metrics on http://${metricsHost}:${served.port}/metrics`, { metricsPort: served.port })
+    const worker = startWorker(options, { api, log, env, ...(served ? { metrics } : {}) })
+    onSignals(
+      () => void worker.stop(),
+      () => worker.abort(),
     )
+    await worker.done
+    await served?.close()
+    log.info(`worker ${options.workerId} stopped`, { workerId: options.workerId, counts: worker.counts })
+    if (worker.fatal) throw new Error(`the coordinator refused the worker: ${worker.fatal.message}`)
+    return 0
+  } finally {
+    // the temp workdir this worker made goes, also when a flag checked after it was made is refused
+    if (!workdirFlag) await rm(workdir, { recursive: true, force: true })
   }
-  const metrics = createWorkerMetrics({ concurrency: options.concurrency })
-  // for a scraper beside the worker, not the network, unless --metrics-host says otherwise
-  const metricsHost = values['metrics-host'] ?? '127.0.0.1'
-  const served = metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort, metricsHost)
-  if (served)
-    log.info(`metrics on http://${metricsHost}:${served.port}/metrics`, { metricsPort: served.port })
-  const worker = startWorker(options, { api, log, env, ...(served ? { metrics } : {}) })
-  onSignals(
-    () => void worker.stop(),
-    () => worker.abort(),
-  )
-  await worker.done
-  await served?.close()
-  if (!workdirFlag) await rm(workdir, { recursive: true, force: true })
-  log.info(`worker ${options.workerId} stopped`, { workerId: options.workerId, counts: worker.counts })
-  if (worker.fatal) throw new Error(`the coordinator refused the worker: ${worker.fatal.message}`)
-  return 0
 }
 
 // First SIGTERM/SIGINT: graceful stop; a second one stops running agents at once.

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -230,6 +230,21 @@ describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
       )
       expect(run.code).toBe(2)
       expect(run.stderr).toContain(`may write ${bin}`)
+    })
+  })
+
+  it('removes the temp workdir it made when a flag checked after it is refused', async () => {
+    await inOpenDir(async (dir) => {
+      const run = await workerWith(
+        { PREFLIGHT_TOKEN: 't', TMPDIR: dir },
+        '--coordinator',
+        'http://127.0.0.1:1',
+        '--agent-uid',
+        '65534',
+      )
+      expect(run.code).toBe(2)
+      // (git's empty HOME, preflight-git-home-<uid>, is kept there by design: worker/run/git-home.ts)
+      expect(readdirSync(dir).filter((name) => name.startsWith('preflight-work-'))).toEqual([])
     })
   })
 })
