@@ -92,14 +92,6 @@ interface DispatchRow {
 }
 
 export async function findDispatch(db: Orm, id: string): Promise<DispatchView | undefined> {
-  return (await readDispatch(db, id))?.view
-}
-
-// The dispatch's view and the id of its newest event (what a waiter has seen of it).
-export async function readDispatch(
-  db: Orm,
-  id: string,
-): Promise<{ view: DispatchView; lastEventId: number } | undefined> {
   const row = await one<DispatchRow>(
     db,
     sql`SELECT id, status, attempt, max_attempts, subagent_name, subagent_version, workspace, labels,
@@ -108,10 +100,7 @@ export async function readDispatch(
         FROM dispatches WHERE id = ${id}`,
   )
   if (!row) return undefined
-  const [{ events, total, lastId }, preflight] = await Promise.all([
-    listEvents(db, id),
-    findLatestPreflight(db, id),
-  ])
+  const [{ events, total }, preflight] = await Promise.all([listEvents(db, id), findLatestPreflight(db, id)])
   const view: DispatchView = {
     id: row.id,
     status: row.status,
@@ -132,7 +121,7 @@ export async function readDispatch(
   if (row.completion) view.completion = row.completion
   if (row.deadline) view.deadline = row.deadline
   if (row.cancel) view.cancel = row.cancel
-  return { view, lastEventId: lastId }
+  return view
 }
 
 // queued, claimed or running → cancelled, with who and why; undefined when the dispatch has ended (or

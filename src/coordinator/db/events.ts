@@ -18,7 +18,7 @@ export interface EventLimits {
 export async function listEvents(
   db: Orm,
   dispatchId: string,
-): Promise<{ events: DispatchEvent[]; total: number; lastId: number }> {
+): Promise<{ events: DispatchEvent[]; total: number }> {
   const list = await rows<{
     id: string
     step: string
@@ -37,7 +37,7 @@ export async function listEvents(
   const events = list.map(({ total: _total, id: _id, ...e }) =>
     e.detail === null ? { step: e.step, at: e.at, attempt: e.attempt } : e,
   )
-  return { events, total: list[0]?.total ?? 0, lastId: Number(list.at(-1)?.id ?? 0) }
+  return { events, total: list[0]?.total ?? 0 }
 }
 
 export interface AppendRow {

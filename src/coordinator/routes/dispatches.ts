@@ -19,7 +19,8 @@ import {
 } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { listDispatches, listEndings } from '../db/dispatch-list.js'
-import { readDispatch } from '../db/dispatches.js'
+import { findDispatch } from '../db/dispatches.js'
+import { lastEventIds } from '../db/events.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
 import { notFound } from '../http/errors.js'
 import {
@@ -169,12 +170,15 @@ async function viewWithin(
 ): Promise<DispatchView> {
   const deadline = Date.now() + waitMs
   for (;;) {
-    const read = await readDispatch(deps.db.orm, id)
-    if (!read) throw notFound(`dispatch ${id}`)
+    // The newest event before the dispatch is read: an end written while it is read (its wake-up then
+    // comes before the wait) is newer, and the watch's next look wakes the wait. The read's own newest
+    // event is not that: the dispatch and its events are two reads, and the end may fall between them.
+    const seen = waitMs > 0 ? ((await lastEventIds(deps.db.orm, [id])).get(id) ?? 0) : 0
+    const view = await findDispatch(deps.db.orm, id)
+    if (!view) throw notFound(`dispatch ${id}`)
     const left = deadline - Date.now()
-    if (FINAL_STATUSES.has(read.view.status) || left <= 0 || signal.aborted || deps.watch.isClosed)
-      return read.view
-    await deps.watch.wait(id, read.lastEventId, left, signal)
+    if (FINAL_STATUSES.has(view.status) || left <= 0 || signal.aborted || deps.watch.isClosed) return view
+    await deps.watch.wait(id, seen, left, signal)
   }
 }
 

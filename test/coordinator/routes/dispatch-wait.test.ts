@@ -1,7 +1,10 @@
 // GET /v1/dispatches/{id}?waitFor=terminal&timeoutMs=N: a long-poll that answers once the dispatch has
 // ended — woken by this coordinator's writes, and by any coordinator's ending (NOTIFY) — or at the
 // timeout (capped) with the dispatch as it stands.
+import { sql } from 'drizzle-orm'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { rows } from '../../../src/coordinator/db/client.js'
 import { lastEventIds } from '../../../src/coordinator/db/events.js'
 import { DispatchWatch } from '../../../src/coordinator/dispatch/watch.js'
 import { syncBootstrapTokens } from '../../../src/coordinator/http/auth.js'
@@ -176,6 +179,54 @@ describe('waiting across coordinators', () => {
       )
     } finally {
       await Promise.all([a.stop(), b.stop()])
+    }
+  })
+})
+
+describe('GET /v1/dispatches/{id}?waitFor=terminal, racing the end', () => {
+  const h = useTestApp({ watchPollMs: 200, dispatchWaitCapMs: 6_000 })
+
+  // The long-poll reads the dispatch, then its events. An end written between the two reads (the
+  // completion's wake-up then comes before the long-poll waits) was seen in the events but not in the
+  // status: the long-poll then waited for an event newer than the end, which never comes, until its
+  // timeout (25 s for the client's waitForDispatch; seen in the e2e tests on a loaded machine).
+  it('answers an end written between its read of the dispatch and of its events within a look', async () => {
+    const { id } = await running(h)
+    const admin = postgres(h.t.url as string, { max: 1, onnotice: () => {} })
+    try {
+      await admin
+        .begin(async (tx) => {
+          // the events are locked: the long-poll reads the dispatch (running), then waits on them
+          await tx`LOCK TABLE dispatch_events IN ACCESS EXCLUSIVE MODE`
+          const waiting = h.call('GET', waitPath(id, 6_000)).then((r) => ({ r, at: performance.now() }))
+          // (asked on another connection: a transaction sees pg_stat_activity as it first read it)
+          await waitFor(
+            async () =>
+              (
+                await rows(
+                  h.t.db.orm,
+                  sql`SELECT 1 AS one FROM pg_stat_activity
+                    WHERE wait_event_type = 'Lock' AND query LIKE '%FROM dispatch_events%'`,
+                )
+              ).length > 0,
+            { what: "the long-poll's read of the events to wait on the lock" },
+          )
+          // the end, as a completion writes it (no wake-up: that one came and went before the long-poll waited)
+          await tx`UPDATE dispatches SET status = 'succeeded', completion = ${tx.json({ exitCode: 0 })},
+                   ended_at = now(), updated_at = now() WHERE id = ${id}`
+          await tx`INSERT INTO dispatch_events (dispatch_id, attempt, step) VALUES (${id}, 1, 'completed')`
+          // in an object: a promise returned would be awaited before the commit
+          return { waiting }
+        })
+        .then(async ({ waiting }) => {
+          const ended = performance.now()
+          const { r, at } = await waiting
+          expect(r.body.status).toBe('succeeded')
+          // one look of the watch (200 ms) and the reads, not the 6 s of the timeout
+          expect(at - ended).toBeLessThan(2_000)
+        })
+    } finally {
+      await admin.end({ timeout: 5 })
     }
   })
 })
