@@ -8,9 +8,10 @@ export default defineConfig({
     // the soak test runs minutes: `npm run soak` (test/soak/vitest.config.ts)
     exclude: [...configDefaults.exclude, 'test/containers/**', 'test/soak/**'],
     globalSetup: ['test/global-setup.ts'],
-    // vitest's default is one worker per core but one: a single worker on 2 cores, where most files
-    // wait on processes, git and PostgreSQL rather than compute, and their waits would not overlap
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // one worker more than cores (vitest's default is one fewer): most files wait on processes, git and
+    // PostgreSQL rather than compute, and a third worker fills those waits. On 2 cores: 141 s with 2
+    // workers, 101 s with 3, 103–110 s with 4 (the machine is then saturated; README, Quickstart)
+    maxWorkers: availableParallelism() + 1,
     // a worker reuses its loaded modules for the next file instead of importing them again (a third of
     // the suite's time was imports): test files keep no module state, and restore what they change of
     // process.env, timers and spies in afterEach
