@@ -3,7 +3,10 @@
 // Selection: TEST_DATABASE_URL / DATABASE_URL, else the local server at its conventional address when it
 // answers, else testcontainers when a Docker engine exists, else a clear failure — never a silent skip. PGlite only through `createPgliteDatabase`.
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { cp, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import postgres from 'postgres'
 import { connectPostgres, type Database, openPglite } from '../../src/coordinator/db/client.js'
 import { migrate, readMigrations } from '../../src/coordinator/db/migrate.js'
@@ -82,12 +85,52 @@ async function buildTemplate(server: string): Promise<string> {
 // Any constant of the test support's own (the session lock ends with the connection).
 const TEMPLATE_LOCK = 7_307_011_983
 
-// An in-memory PGlite database with the migrations applied.
+// A PGlite database with the migrations applied, in a temp directory: a copy of a template directory.
+// PGlite initialising an empty data directory costs 6–7 s of CPU, opening a copy of one about 1 s. The
+// template is kept between runs under node_modules/.cache, named by PGlite's version and the migrations
+// (as the PostgreSQL template above), and made by the first suite that needs it; two suites making it
+// at once each make their own, and the first to finish names it.
 export async function createPgliteDatabase(): Promise<TestDatabase> {
-  const db = await openPglite(undefined)
-  await migrate(db)
-  return { url: undefined, db, drop: () => db.close() }
+  const dir = await mkdtemp(join(tmpdir(), 'preflight-pglite-'))
+  await cp(await pgliteTemplate(), dir, { recursive: true })
+  const db = await openPglite(dir)
+  return {
+    url: undefined,
+    db,
+    async drop() {
+      await db.close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
 }
+
+async function pgliteTemplate(): Promise<string> {
+  const hash = createHash('sha256').update(PGLITE_VERSION)
+  for (const m of readMigrations()) hash.update(`${m.name}\0${m.sql}\0`)
+  const template = join(CACHE, `pglite-${hash.digest('hex').slice(0, 16)}`)
+  if (existsSync(template)) return template
+  await mkdir(CACHE, { recursive: true })
+  const building = await mkdtemp(`${template}-building-`)
+  const db = await openPglite(building)
+  try {
+    await migrate(db)
+  } finally {
+    await db.close()
+  }
+  // one rename names it whole; a template another suite named meanwhile stays, and this copy goes
+  await rename(building, template).catch(() => rm(building, { recursive: true, force: true }))
+  return template
+}
+
+const CACHE = join(import.meta.dirname, '..', '..', 'node_modules', '.cache', 'preflight-test')
+const PGLITE_VERSION = (
+  JSON.parse(
+    readFileSync(
+      join(import.meta.dirname, '..', '..', 'node_modules', '@electric-sql', 'pglite', 'package.json'),
+      'utf8',
+    ),
+  ) as { version: string }
+).version
 
 export function withDatabase(url: string, name: string): string {
   const u = new URL(url)
