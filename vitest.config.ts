@@ -8,6 +8,7 @@ export default defineConfig({
     // the soak test runs minutes: `npm run soak` (test/soak/vitest.config.ts)
     exclude: [...configDefaults.exclude, 'test/containers/**', 'test/soak/**'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/support/per-file.ts'],
     // one worker more than cores (vitest's default is one fewer): most files wait on processes, git and
     // PostgreSQL rather than compute, and a third worker fills those waits. On 2 cores: 141 s with 2
     // workers, 101 s with 3, 103–110 s with 4 (the machine is then saturated; README, Quickstart)

@@ -16,8 +16,9 @@ export default defineConfig({
     // it makes 50,000 files (2–3 s) each time it runs, that is for each mutant it reaches; what it times
     // end to end, listing.test.ts and walk.test.ts prove part by part
     exclude: [...configDefaults.exclude, 'test/worker/checks/paths.big-directory.test.ts'],
-    // children that load the code run the active mutant too (test/support/mutant-children.ts)
-    setupFiles: ['test/support/mutant-children.ts'],
+    // children that load the code run the active mutant too (test/support/mutant-children.ts); the
+    // cleanup after each test (test/support/per-file.ts)
+    setupFiles: ['test/support/mutant-children.ts', 'test/support/per-file.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

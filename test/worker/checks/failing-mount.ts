@@ -6,7 +6,6 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach } from 'vitest'
 
 // The server: mounts through /dev/fuse (fd 3 of mount(8)), answers FUSE_INIT, fails every other request.
 const SERVER = `
@@ -46,7 +45,8 @@ for (;;) {
 
 const mounted: { dir: string; server: ChildProcess }[] = []
 
-afterEach(() => {
+// After each test (test/support/per-file.ts): every mount failingMount made, and its server.
+export function unmountAll(): void {
   for (const { dir, server } of mounted.splice(0)) {
     try {
       execFileSync('umount', ['-l', dir], { stdio: 'ignore' })
@@ -56,7 +56,7 @@ afterEach(() => {
     server.kill('SIGKILL')
     rmSync(dir, { recursive: true, force: true })
   }
-})
+}
 
 type Errno = 'EIO' | 'EACCES' | 'EPERM' | 'ENOENT'
 

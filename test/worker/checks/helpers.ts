@@ -3,16 +3,16 @@
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { afterEach } from 'vitest'
 import type { ContextRequires } from '../../../src/contract/index.js'
 import { type CheckContext, evaluationContext } from '../../../worker/checks/index.js'
 import { git } from '../git-fixtures.js'
 
 const made: string[] = []
 
-afterEach(() => {
+// After each test (test/support/per-file.ts): the directories testDir made.
+export function removeTestDirs(): void {
   for (const dir of made.splice(0).reverse()) rmSync(dir, { recursive: true, force: true })
-})
+}
 
 // A fresh directory (real path, so tests can compare observed paths), removed after the test.
 export function testDir(prefix = 'preflight-test-'): string {
