@@ -2,8 +2,8 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
-import { git, makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { git, makeRepo as makeRepoIn, removeAll, tempDir } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
@@ -38,6 +38,15 @@ beforeAll(async () => {
     args: ['--pass-env', 'E2E_PASSED'],
   })
 })
+
+// the tests' own repositories, removed with the suite
+const repos: string[] = []
+afterAll(() => removeAll(repos))
+const makeRepo = async (files?: Record<string, string>) => {
+  const repo = await makeRepoIn(files)
+  repos.push(repo)
+  return repo
+}
 
 const wait = (id: string) => waitForStatus(coordinator.url, id, 30_000, [worker, coordinator])
 

@@ -7,14 +7,16 @@ import { workerConfig } from '../../worker/config.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { startWorker } from '../../worker/worker.js'
 import { recordingLog } from '../support/log.js'
-import { tempDir } from './git-fixtures.js'
+import { removeAll, tempDir } from './git-fixtures.js'
 import { GIT } from './worker-git.js'
 
 let server: Server | undefined
+const dirs: string[] = []
 
 afterEach(async () => {
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
   server = undefined
+  await removeAll(dirs)
 })
 
 describe('the claim loop', () => {
@@ -32,11 +34,13 @@ describe('the claim loop', () => {
     const { port } = server.address() as AddressInfo
     const { log, warnings } = recordingLog()
     const metrics = createWorkerMetrics({ concurrency: 1, processMetrics: false })
+    const workdir = await tempDir('preflight-claims-')
+    dirs.push(workdir)
     const worker = startWorker(
       workerConfig({
         workerId: 'w-claims',
         git: GIT,
-        workdir: await tempDir('preflight-claims-'),
+        workdir,
         waitMs: 0,
         graceMs: 1_000,
         maxDispatches: 1,
