@@ -22,10 +22,13 @@ export default async function setup() {
   }
 }
 
-// What tests make per test and must take away (test/support/per-file.ts): the check tests' temp
-// directories and FUSE mounts.
+// What tests make and must take away: the check tests' temp directories and FUSE mounts (removed after
+// each test: test/support/per-file.ts) and the git fixtures' repositories (by the suites that make them).
+// Not preflight-work-*: a worker started without --workdir that a test SIGKILLs cannot remove its own.
+const MADE = ['preflight-test-', 'preflight-bin-', 'preflight-repo-', 'preflight-claims-', 'preflight-errno-']
+
 function leftovers(): string[] {
-  const dirs = readdirSync(tmpdir()).filter((name) => name.startsWith('preflight-test-'))
+  const dirs = readdirSync(tmpdir()).filter((name) => MADE.some((prefix) => name.startsWith(prefix)))
   const mounts = readFileSync('/proc/self/mounts', 'utf8')
     .split('\n')
     .filter((line) => line.startsWith('preflight-errno '))
