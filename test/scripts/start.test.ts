@@ -2,12 +2,13 @@
 // directory on a free port — one instance per directory, loopback by default, npm's PATH additions kept
 // from the worker, and an exit code that says a child died.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, readState, type StartState, waitExit } from '../../scripts/local.js'
+import { pgliteTemplate } from '../support/db.js'
 import { waitFor } from '../support/wait.js'
 
 const NPM_BIN = '/somewhere/project/node_modules/.bin'
@@ -67,6 +68,9 @@ describe('npm start', () => {
   let state: StartState
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'preflight-start-'))
+    // a database made already (a copy of the tests' PGlite template): what is tested here is npm start's
+    // processes; a first start on an empty directory is test/cli/coordinator.test.ts's (6–7 s of CPU)
+    await cp(await pgliteTemplate(), join(dir, 'pgdata'), { recursive: true })
     port = await freePort()
     first = start(dir, port)
     state = await running(dir)

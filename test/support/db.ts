@@ -104,7 +104,8 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
   }
 }
 
-async function pgliteTemplate(): Promise<string> {
+// The template directory itself (read-only: copy it), made on first use.
+export async function pgliteTemplate(): Promise<string> {
   const hash = createHash('sha256').update(PGLITE_VERSION)
   for (const m of readMigrations()) hash.update(`${m.name}\0${m.sql}\0`)
   const template = join(CACHE, `pglite-${hash.digest('hex').slice(0, 16)}`)
