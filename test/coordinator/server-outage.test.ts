@@ -38,7 +38,15 @@ beforeAll(async () => {
   proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
   db = connectPostgres(proxy.via(t.url as string), { poolSize: 4 })
   // The token cache would hide the outage from the auth lookup: every request asks the database.
-  server = await startServer({ db, port: 0, host: '127.0.0.1', config: { tokenCacheMs: 0 } })
+  // /readyz waits 400 ms for it (800 by default): the second it must answer within is then mostly
+  // margin for this process, which is also the client, on a loaded machine (a default run's slowest
+  // answer once took more than 1 s in CI, in a run of 3 test files on 2 cores).
+  server = await startServer({
+    db,
+    port: 0,
+    host: '127.0.0.1',
+    config: { tokenCacheMs: 0, readyTimeoutMs: 400 },
+  })
   await call('orchestrator', 'POST', '/v1/subagents', definition())
 })
 
@@ -159,7 +167,7 @@ describe('a database outage', () => {
     }
     // /readyz said 503 while the database was gone, each time within a second.
     const ready = answers.filter((a) => a.route === '/readyz')
-    expect(ready.every((a) => a.ms < 1000)).toBe(true)
+    expect(Math.max(...ready.map((a) => a.ms)), 'the slowest /readyz, ms').toBeLessThan(1000)
     expect(ready.some((a) => a.at > downAt + 500 && a.at < backAt && a.status === 503)).toBe(true)
     // Every route answered again within 2 s of the database's return, and nothing failed after that.
     const recovered = backAt + 2000
