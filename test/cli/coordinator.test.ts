@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../support/cli.js'
+import { runRefused } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 
 const BIN = join(import.meta.dirname, '../../bin/preflight.js')
@@ -45,16 +45,11 @@ const envWithout = (extra: NodeJS.ProcessEnv) => {
 // `preflight coordinator` in this process, for a refusal: it comes before the database is opened, and the
 // database given is one that cannot be reached, so a refusal that came too late would exit 1 here, not
 // serve. No PREFLIGHT_* variable but those given; no signal handler is left installed.
-async function refused(args: string[], env: Record<string, string> = {}) {
-  const others = Object.keys(process.env).filter((k) => k.startsWith('PREFLIGHT_'))
-  const handlers = process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')
-  const run = await runCli(
+const refused = (args: string[], env: Record<string, string> = {}) =>
+  runRefused(
     ['coordinator', '--host', '127.0.0.1', '--database-url', 'postgres://127.0.0.1:1/none', ...args],
-    { ...Object.fromEntries(others.map((k) => [k, undefined])), DATABASE_URL: undefined, ...env },
+    { DATABASE_URL: undefined, ...env },
   )
-  expect(process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')).toBe(handlers)
-  return { code: run.exitCode, stderr: run.stderr }
-}
 
 describe('preflight coordinator (spawned)', () => {
   let t: TestDatabase

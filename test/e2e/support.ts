@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
 import { createClient } from '../../src/client/index.js'
-import { FINAL_STATUSES } from '../../src/contract/final.js'
+import { FINAL_STATUSES, isFinal } from '../../src/contract/final.js'
 import type { DispatchView, SubagentDefinition } from '../../src/contract/index.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { makeRepo, tempDir } from '../worker/git-fixtures.js'
@@ -238,7 +238,7 @@ export async function waitForStatus(url: string, id: string, timeoutMs = 30_000,
   while (Date.now() < deadline) {
     try {
       last = await client(url, TOKENS.orchestrator).waitForDispatch(id, { timeoutMs: deadline - Date.now() })
-      if (TERMINAL.includes(last.status)) return last
+      if (isFinal(last.status)) return last
     } catch {
       await new Promise((r) => setTimeout(r, 100))
     }

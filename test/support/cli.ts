@@ -1,7 +1,7 @@
 // The CLI run in this process as the binary runs it (main(), the same exit codes), its stdout and stderr
 // captured and `env` set for the call: no process to spawn per case. Cases about the binary itself
 // (exit status, a real environment, signals) still spawn bin/preflight.js.
-import { vi } from 'vitest'
+import { expect, vi } from 'vitest'
 import { main } from '../../src/cli/main.js'
 
 export interface CliRun {
@@ -35,4 +35,15 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     out.mockRestore()
     err.mockRestore()
   }
+}
+
+// A command refused before it starts anything, in this process: no PREFLIGHT_* variable but those in
+// `env` (as a fresh process would see), and no SIGTERM/SIGINT handler left installed (a refusal that
+// came after the command installed its handlers fails here).
+export async function runRefused(argv: string[], env: Record<string, string | undefined> = {}) {
+  const others = Object.keys(process.env).filter((k) => k.startsWith('PREFLIGHT_'))
+  const handlers = process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')
+  const run = await runCli(argv, { ...Object.fromEntries(others.map((k) => [k, undefined])), ...env })
+  expect(process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')).toBe(handlers)
+  return { code: run.exitCode, stderr: run.stderr }
 }

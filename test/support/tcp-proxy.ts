@@ -1,6 +1,7 @@
 // A TCP proxy in front of PostgreSQL for outage tests: it forwards, refuses (no listener: connects
 // get ECONNREFUSED, open connections are cut), stalls (accepts and forwards nothing, as a host
-// that stopped answering), or lets a new connection start up and goes down at its first query. The shared server itself is never touched.
+// that stopped answering), or lets a new connection start up and goes down at its first query. The
+// shared server itself is never touched.
 import { connect, createServer, type Server, type Socket } from 'node:net'
 
 type ProxyMode = 'forward' | 'refuse' | 'stall' | 'cut-at-first-query'

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, write
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runCli } from '../support/cli.js'
+import { runRefused } from '../support/cli.js'
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
 
@@ -18,22 +18,13 @@ function spawned(...args: string[]) {
   return { code: res.status, stderr: res.stderr }
 }
 
-// `preflight worker` in this process (test/support/cli.ts) with a token and no other PREFLIGHT_* variable.
+// `preflight worker` in this process with a token and no other PREFLIGHT_* variable.
 function worker(...args: string[]) {
   return workerWith({ PREFLIGHT_TOKEN: 't' }, ...args)
 }
 
-// A refusal comes before the worker starts anything: no signal handler is left installed in this process.
-async function workerWith(env: Record<string, string>, ...args: string[]) {
-  const others = Object.keys(process.env).filter((k) => k.startsWith('PREFLIGHT_'))
-  const handlers = process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')
-  const run = await runCli(['worker', ...args], {
-    ...Object.fromEntries(others.map((k) => [k, undefined])),
-    ...env,
-  })
-  expect(process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')).toBe(handlers)
-  return { code: run.exitCode, stderr: run.stderr }
-}
+// A refusal, in this process: it comes before the worker starts anything (test/support/cli.ts).
+const workerWith = (env: Record<string, string>, ...args: string[]) => runRefused(['worker', ...args], env)
 
 describe('preflight worker arguments', () => {
   it('exits 2 with one sentence when no coordinator is given', () => {
@@ -152,8 +143,11 @@ describe('preflight worker arguments', () => {
 })
 
 // Switching uids needs root (CI runs as root); each refusal is one sentence and exit 2, before any claim.
-// These refusals come after the workdir is made: each case gives a --workdir of its own, which it removes.
+// These refusals come after the worker made its temp workdir, which it removes (the last case).
 describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
+  const agentUid = (env: Record<string, string>, uid: string, ...flags: string[]) =>
+    workerWith(env, '--coordinator', 'http://127.0.0.1:1', '--agent-uid', uid, ...flags)
+
   async function inOpenDir(run: (dir: string) => Promise<void>) {
     const dir = mkdtempSync(join(tmpdir(), 'preflight-cli-'))
     try {
@@ -168,46 +162,20 @@ describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
     await inOpenDir(async (dir) => {
       const file = join(dir, 'token')
       writeFileSync(file, 'secret\n', { mode: 0o644 })
-      const run = await workerWith(
-        {},
-        '--coordinator',
-        'http://127.0.0.1:1',
-        '--token-file',
-        file,
-        '--agent-uid',
-        '61200',
-        '--workdir',
-        join(dir, 'work'),
-      )
+      const run = await agentUid({}, '61200', '--token-file', file)
       expect(run.code).toBe(2)
       expect(run.stderr).toContain('readable by the agents')
     })
   })
 
   it('refuses a range holding a uid or gid that names a user or group (nobody is 65534)', async () => {
-    await inOpenDir(async (dir) => {
-      const run = await worker(
-        '--coordinator',
-        'http://127.0.0.1:1',
-        '--agent-uid',
-        '65534',
-        '--workdir',
-        join(dir, 'work'),
-      )
-      expect(run.code).toBe(2)
-      expect(run.stderr).toContain('65534 already names a user or group')
-    })
+    const run = await agentUid({ PREFLIGHT_TOKEN: 't' }, '65534')
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('65534 already names a user or group')
   })
 
   it('refuses a shared workdir (it would become 0711 for everyone)', async () => {
-    const run = await worker(
-      '--coordinator',
-      'http://127.0.0.1:1',
-      '--agent-uid',
-      '61200',
-      '--workdir',
-      tmpdir(),
-    )
+    const run = await agentUid({ PREFLIGHT_TOKEN: 't' }, '61200', '--workdir', tmpdir())
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('shared with other users')
     expect(statSync(tmpdir()).mode & 0o7777).toBe(0o1777)
@@ -219,15 +187,7 @@ describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
       mkdirSync(bin, { mode: 0o777 })
       chmodSync(bin, 0o777)
       writeFileSync(join(bin, 'git'), '#!/bin/sh\nexec git "$@"\n', { mode: 0o755 })
-      const run = await workerWith(
-        { PREFLIGHT_TOKEN: 't', PATH: `${bin}:${process.env.PATH}` },
-        '--coordinator',
-        'http://127.0.0.1:1',
-        '--agent-uid',
-        '61200',
-        '--workdir',
-        join(dir, 'work'),
-      )
+      const run = await agentUid({ PREFLIGHT_TOKEN: 't', PATH: `${bin}:${process.env.PATH}` }, '61200')
       expect(run.code).toBe(2)
       expect(run.stderr).toContain(`may write ${bin}`)
     })
@@ -235,13 +195,7 @@ describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
 
   it('removes the temp workdir it made when a flag checked after it is refused', async () => {
     await inOpenDir(async (dir) => {
-      const run = await workerWith(
-        { PREFLIGHT_TOKEN: 't', TMPDIR: dir },
-        '--coordinator',
-        'http://127.0.0.1:1',
-        '--agent-uid',
-        '65534',
-      )
+      const run = await agentUid({ PREFLIGHT_TOKEN: 't', TMPDIR: dir }, '65534')
       expect(run.code).toBe(2)
       // (git's empty HOME, preflight-git-home-<uid>, is kept there by design: worker/run/git-home.ts)
       expect(readdirSync(dir).filter((name) => name.startsWith('preflight-work-'))).toEqual([])
