@@ -140,7 +140,8 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     ].join('; ')
     const prober = await run('iso-prober', `(${probe}) > ${outbox}/reach`)
     expect(ending(await wait(prober))).toMatchObject({ status: 'succeeded' })
-    expect(ending(await wait(holder))).toMatchObject({ status: 'succeeded' })
+    const held = ending(await wait(holder))
+    expect(held, JSON.stringify(held)).toMatchObject({ status: 'succeeded' })
     expect((await read('reach')).trim().split('\n')).toEqual([
       'top-refused',
       'other-refused',

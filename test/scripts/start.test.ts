@@ -26,6 +26,10 @@ function start(dataDir: string, port: number, args: string[] = []): Started {
       env: {
         ...process.env,
         PREFLIGHT_PORT: String(port),
+        // npm start's default range (61000, as root) is test/e2e/isolation.test.ts's: a worker sweeps
+        // every process of its slot uids before each claim, and killed that test's agents when both ran
+        // at once (docs/operations.md: no two workers with overlapping ranges in one PID namespace)
+        PREFLIGHT_AGENT_UID: '64000',
         PATH: `${NPM_BIN}:${process.env.PATH}`,
         npm_lifecycle_event: 'start',
       },
