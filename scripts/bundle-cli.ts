@@ -1,14 +1,41 @@
-// `npm run build`, after tsc: bundles the CLI's entry (main, the command table, commander) and `check`
-// (the checks, picomatch, picocolors) into one file, dist/src/cli/bin.js, which bin/preflight.js runs.
-// One file to read and compile instead of ~40 modules and three CommonJS packages: the start-up of
-// `preflight --version` and `preflight check` (docs/benchmarks.md, "CLI start-up"). The other commands
-// and zod stay the modules tsc wrote, beside it, imported when they run.
+// `npm run build`, after tsc: bundles the CLI's entry (main, the command table, commander) into
+// dist/src/cli/bin.js, which bin/preflight.js runs, with `check` (the checks, picomatch, picocolors) and
+// `worker` (the worker, execa, pino, zod, prom-client) each in a chunk loaded when it runs. A few files
+// to read and compile instead of hundreds of modules: the start-up of `preflight --version`, `preflight
+// check` and `preflight worker` (docs/benchmarks.md, "CLI start-up"). The other commands stay the
+// modules tsc wrote, beside it, imported when they run.
 import { readdirSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
-import { build } from 'esbuild'
+import { dirname, join, relative, resolve } from 'node:path'
+import { build, type Plugin } from 'esbuild'
 
 const CLI = join(import.meta.dirname, '../dist/src/cli')
-const LAZY = ['coordinator', 'worker', 'migrate', 'token', 'reports', 'dispatches', 'explain']
+// the coordinator finds its migrations and assets relative to its modules: not moved into a chunk
+const LAZY = ['coordinator', 'migrate', 'token', 'reports', 'dispatches', 'explain']
+
+// Modules left beside the bundle when the CLI's own modules import them, by a path relative to
+// dist/src/cli/ (where the chunks are): chosen by the file an import resolves to, not by its text (the
+// contract's own `./dispatches.js` is not the command's). The worker's contract is bundled whole.
+const BESIDE = [
+  ...LAZY.map((name) => join(CLI, `${name}.js`)),
+  // one UsageError class for the bundle and the modules beside it (main tells bad input by it)
+  join(CLI, 'errors.js'),
+  // zod, loaded by `check` only when a requirements file is not plainly valid or is a whole definition
+  join(CLI, '../contract/requirements.js'),
+  join(CLI, '../contract/definition.js'),
+]
+
+function besideTheBundle(): Plugin {
+  return {
+    name: 'beside-the-bundle',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        const file = resolve(dirname(args.importer), args.path)
+        if (dirname(args.importer) !== CLI || !BESIDE.includes(file)) return undefined
+        return { path: `./${relative(CLI, file)}`.replace(/^\.\/\.\.\//, '../'), external: true }
+      })
+    },
+  }
+}
 
 // the chunks of an earlier build (their names hold a hash)
 for (const file of readdirSync(CLI)) if (/^bin(-.*)?\.js$/.test(file)) rmSync(join(CLI, file))
@@ -17,7 +44,7 @@ await build({
   entryPoints: [join(CLI, 'main.js')],
   outdir: CLI,
   entryNames: 'bin',
-  // `check` in a chunk of its own: --version and --help do not read it
+  // `check` and `worker` in chunks of their own: --version and --help read neither
   splitting: true,
   chunkNames: 'bin-[name]-[hash]',
   bundle: true,
@@ -28,16 +55,10 @@ await build({
   format: 'esm',
   target: 'node20',
   logLevel: 'warning',
-  external: [
-    ...LAZY.map((name) => `./${name}.js`),
-    // one UsageError class for the bundle and the modules beside it (main tells bad input by it)
-    './errors.js',
-    // zod, loaded only when a requirements file is not plainly valid or is a whole definition
-    '../contract/requirements.js',
-    '../contract/definition.js',
-  ],
-  // commander and picomatch are CommonJS: their require() of node: modules needs a real require
+  plugins: [besideTheBundle()],
+  // commander, picomatch and pino are CommonJS: their require() of node: modules needs a real require
+  // (under a name no bundled module declares)
   banner: {
-    js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    js: "import { createRequire as __preflightRequire } from 'node:module'; const require = __preflightRequire(import.meta.url);",
   },
 })

@@ -34,6 +34,7 @@ const allowed = (spec: string) =>
 describe('the bundled CLI', () => {
   const files = readdirSync(CLI).filter((f) => /^bin(-.*)?\.js$/.test(f))
   const checkChunk = importsOf('bin.js').dynamic.find((s) => /^\.\/bin-check-.*\.js$/.test(s))
+  const workerChunk = importsOf('bin.js').dynamic.find((s) => /^\.\/bin-worker-.*\.js$/.test(s))
 
   it('starts with the bundle and node’s modules only', () => {
     expect([...closure('bin.js')].filter((s) => !allowed(s))).toEqual([])
@@ -50,13 +51,20 @@ describe('the bundled CLI', () => {
     ])
   })
 
-  it('holds no zod and no other command', () => {
-    for (const file of files)
+  it('holds no zod and no other command where --version, --help and check read', () => {
+    const read = new Set(['bin.js', ...closure('bin.js'), ...closure((checkChunk as string).slice(2))])
+    for (const file of files.filter((f) => read.has(f) || read.has(`./${f}`)))
       expect(readFileSync(join(CLI, file), 'utf8')).not.toMatch(/\$?Zod[A-Z]\w+|pino|hono/)
-    expect([...new Set(importsOf('bin.js').dynamic.filter((s) => s !== checkChunk))].sort()).toEqual(
-      ['coordinator', 'dispatches', 'explain', 'migrate', 'reports', 'token', 'worker'].map(
-        (c) => `./${c}.js`,
-      ),
+    const lazy = importsOf('bin.js').dynamic.filter((s) => s !== checkChunk && s !== workerChunk)
+    expect([...new Set(lazy)].sort()).toEqual(
+      ['coordinator', 'dispatches', 'explain', 'migrate', 'reports', 'token'].map((c) => `./${c}.js`),
     )
+  })
+
+  it('runs worker from a chunk of its own that loads nothing beside the bundle but errors.js', () => {
+    expect(workerChunk).toBeDefined()
+    const chunk = (workerChunk as string).slice(2)
+    expect([...closure(chunk)].filter((s) => !allowed(s))).toEqual([])
+    expect(importsOf(chunk).dynamic.filter((s) => !s.startsWith('node:'))).toEqual([])
   })
 })
