@@ -1,9 +1,13 @@
 // Builds dist/ (and the CLI's bundle) so tests that spawn the real `preflight` binary run the current
 // code. Build mode (-b): when nothing changed since the last build it only compares timestamps, instead
-// of recompiling. Its teardown fails the run if the tests left behind what they make per test.
-import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+// of recompiling. Gives the run a temp directory of its own, on a tmpfs where the machine has one.
+// Its teardown fails the run if the tests left behind what they make per test.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { dropRunDatabases } from './support/db.js'
 
 export default async function setup() {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json'], {
@@ -12,15 +16,61 @@ export default async function setup() {
   // bin/preflight.js runs the bundle `npm run build` makes from tsc's output: made again, or a spawned
   // CLI would run the code of the last `npm run build` (esbuild: a fraction of a second)
   await import('../scripts/bundle-cli.js')
+  const runDir = useRunTempDir()
+  // the run's name: test processes keep their emptied databases for their next suites under it
+  // (test/support/db.ts), and the teardown drops them
+  const run = randomBytes(4).toString('hex')
+  process.env.PREFLIGHT_TEST_RUN = run
   const before = new Set(leftovers())
-  return () => {
+  return async () => {
+    await dropRunDatabases(run).catch((err) =>
+      console.error(`the run's test databases were not dropped: ${err.message}`),
+    )
     const left = leftovers().filter((x) => !before.has(x))
+    try {
+      if (runDir) rmSync(runDir, { recursive: true, force: true })
+    } catch (err) {
+      left.push(`${runDir} (${(err as Error).message})`)
+    }
     if (left.length === 0) return
     // a throw here is printed and the run still exits 0: the exit code says it
     console.error(`the tests left behind ${left.length}: ${left.slice(0, 5).join(', ')}`)
     process.exitCode = 1
   }
 }
+
+// TMPDIR for the whole run (the test workers and every process they start inherit it): a directory
+// made for the run, mode 1777 as /tmp is, on /dev/shm when that is a tmpfs of 1 GiB or more that runs
+// programs (the tests write scripts and PATH binaries there). The suite makes and removes tens of
+// thousands of files; on the CI machine's disk (ext4 without a journal) each new file scans the
+// inodes deleted in the last seconds, which cost the run 30 s of system CPU. PREFLIGHT_TEST_TMPDIR
+// names another parent; set to the empty string, the run keeps the usual temp directory.
+function useRunTempDir(): string | undefined {
+  const parent = process.env.PREFLIGHT_TEST_TMPDIR ?? (fastTmp('/dev/shm') ? '/dev/shm' : undefined)
+  if (!parent) return undefined
+  const dir = mkdtempSync(join(parent, 'preflight-tests-'))
+  chmodSync(dir, 0o1777)
+  process.env.TMPDIR = dir
+  return dir
+}
+
+function fastTmp(dir: string): boolean {
+  try {
+    const fs = statfsSync(dir)
+    if (fs.type !== TMPFS_MAGIC || fs.blocks * fs.bsize < 2 ** 30) return false
+    const probe = mkdtempSync(join(dir, 'preflight-probe-'))
+    try {
+      writeFileSync(join(probe, 'run'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+      return spawnSync(join(probe, 'run')).status === 0
+    } finally {
+      rmSync(probe, { recursive: true, force: true })
+    }
+  } catch {
+    return false
+  }
+}
+
+const TMPFS_MAGIC = 0x01021994
 
 // What tests make and must take away: the check tests' temp directories and FUSE mounts (removed after
 // each test: test/support/per-file.ts) and the git fixtures' repositories (by the suites that make them).

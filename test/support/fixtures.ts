@@ -40,7 +40,9 @@ export function reportFor(def: SubagentDefinition, status: CheckResult['status']
 
 // Registers the definition and queues one dispatch; returns its id.
 export async function queueDispatch(h: TestApp, def = definition(), extra: Record<string, unknown> = {}) {
-  await h.call('POST', '/v1/subagents', { body: def })
+  const registered = await h.call('POST', '/v1/subagents', { body: def })
+  if (registered.status >= 300)
+    throw new Error(`registering failed: ${registered.status} ${JSON.stringify(registered.body)}`)
   const r = await h.call('POST', '/v1/dispatches', { body: { subagent: def.name, workspace, ...extra } })
   if (r.status !== 201) throw new Error(`queueing failed: ${r.status} ${JSON.stringify(r.body)}`)
   return r.body.id as string

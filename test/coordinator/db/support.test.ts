@@ -1,4 +1,8 @@
+import { sql } from 'drizzle-orm'
+import postgres from 'postgres'
 import { afterEach, describe, expect, it } from 'vitest'
+import { readMigrations } from '../../../src/coordinator/db/migrate.js'
+import { syncBootstrapTokens } from '../../../src/coordinator/http/auth.js'
 import { createTestDatabase } from '../../support/db.js'
 
 describe('test database selection', () => {
@@ -28,5 +32,43 @@ describe('test database selection', () => {
     // With a Docker engine present the testcontainers branch runs; without the optional package it
     // fails with the same advice. Either way: a clear failure, never a silent skip.
     await expect(createTestDatabase()).rejects.toThrow(/set TEST_DATABASE_URL/)
+  })
+})
+
+describe('test databases used again', () => {
+  const oid = async (url: string) => {
+    const sql = postgres(url, { max: 1 })
+    try {
+      const [row] = await sql<
+        { oid: number }[]
+      >`SELECT oid::int FROM pg_database WHERE datname = current_database()`
+      return row?.oid
+    } finally {
+      await sql.end()
+    }
+  }
+
+  it('gives the next suite the dropped database emptied, under a name its old connections cannot reach', async () => {
+    const first = await createTestDatabase()
+    await syncBootstrapTokens(first.db.orm, [{ role: 'admin', token: 'reused-admin-token-0123456789abcdef' }])
+    const firstOid = await oid(first.url as string)
+    const lingering = postgres(first.url as string, { max: 1, onnotice: () => {} })
+    await lingering`SELECT 1`
+    await first.drop()
+    const second = await createTestDatabase()
+    try {
+      // in a run (PREFLIGHT_TEST_RUN, from the global setup) the same database; else a new one
+      if (process.env.PREFLIGHT_TEST_RUN) expect(await oid(second.url as string)).toBe(firstOid)
+      expect(second.url).not.toBe(first.url)
+      const tokens = await second.db.orm.execute(sql`SELECT count(*)::int AS n FROM api_tokens`)
+      expect(tokens).toEqual([{ n: 0 }])
+      const applied = await second.db.orm.execute(sql`SELECT count(*)::int AS n FROM preflight_migrations`)
+      expect(applied).toEqual([{ n: readMigrations().length }])
+      // the connection a suite left open was ended, and cannot come back to the old name
+      await expect(lingering`SELECT 1`).rejects.toThrow()
+    } finally {
+      await lingering.end({ timeout: 1 })
+      await second.drop()
+    }
   })
 })
