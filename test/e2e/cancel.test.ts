@@ -9,15 +9,14 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   agentOutbox,
-  type Coordinator,
   call,
   type DispatchView,
   e2eSuite,
   getDispatch,
   type Proc,
   register,
+  serveCoordinator,
   spawnWorker,
-  startCoordinator,
   stepsOf,
   TOKENS,
   waitForStatus,
@@ -25,14 +24,14 @@ import {
 } from './support.js'
 
 const suite = e2eSuite({ 'package.json': '{}\n' })
-let coordinator: Coordinator
+let coordinator: { url: string }
 let worker: Proc
 let proxy: HoldingProxy
 // how many times the cancel of a running agent is timed (E2E_CANCEL_RUNS=20 for the figures)
 const RUNS = Number(process.env.E2E_CANCEL_RUNS ?? 3)
 
 beforeAll(async () => {
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
   proxy = await holdingProxy(coordinator.url)
   worker = spawnWorker(proxy.url, { workdir: join(suite.scratch, 'work'), id: 'cancel-e2e' })
 })
@@ -50,7 +49,7 @@ type View = DispatchView & {
 }
 
 const wait = (id: string) =>
-  waitForStatus(coordinator.url, id, 60_000, [worker, coordinator]) as Promise<View>
+  waitForStatus(coordinator.url, id, 60_000, [worker]) as Promise<View>
 
 async function create(subagent: string, extra: Record<string, unknown> = {}, workspace = {}) {
   const body = { subagent, workspace: { repo: suite.repo, ...workspace }, ...extra }

@@ -3,26 +3,18 @@
 import { chmod, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  type Coordinator,
-  dispatch,
-  e2eSuite,
-  register,
-  spawnWorker,
-  startCoordinator,
-  waitForStatus,
-} from './support.js'
+import { dispatch, e2eSuite, register, serveCoordinator, spawnWorker, waitForStatus } from './support.js'
 
 const BASE = 61_100
 const isRoot = process.getuid?.() === 0
 
 const suite = e2eSuite({ 'package.json': '{}\n' })
-let coordinator: Coordinator
+let coordinator: { url: string }
 
 beforeAll(async () => {
   if (!isRoot) return
   await chmod(suite.scratch, 0o711)
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
 })
 
 describe.runIf(isRoot)('a worker with only the capabilities its container keeps', () => {

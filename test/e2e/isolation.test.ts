@@ -7,14 +7,13 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { diesWithin } from '../worker/git-fixtures.js'
 import {
   agentOutbox,
-  type Coordinator,
   dispatch,
   e2eSuite,
   ending,
   type Proc,
   register,
+  serveCoordinator,
   spawnWorker,
-  startCoordinator,
   TOKENS,
   waitForStatus,
   waitUntil,
@@ -24,7 +23,7 @@ const BASE = 61_000
 const isRoot = process.getuid?.() === 0
 
 const suite = e2eSuite({ 'package.json': '{}\n' })
-let coordinator: Coordinator
+let coordinator: { url: string }
 let worker: Proc
 let workdir: string
 // the agents' one way to tell the test what they saw: a directory every uid may write
@@ -34,14 +33,14 @@ beforeAll(async () => {
   if (!isRoot) return
   outbox = await agentOutbox(suite)
   workdir = join(suite.scratch, 'work')
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
   worker = spawnWorker(coordinator.url, {
     workdir,
     args: ['--agent-uid', String(BASE), '--concurrency', '2'],
   })
 })
 
-const wait = (id: string) => waitForStatus(coordinator.url, id, 60_000, [worker, coordinator])
+const wait = (id: string) => waitForStatus(coordinator.url, id, 60_000, [worker])
 
 async function run(name: string, script: string | string[], setup?: string[]) {
   const command = typeof script === 'string' ? ['sh', '-c', script] : script

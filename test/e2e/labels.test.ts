@@ -3,23 +3,22 @@
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
-  type Coordinator,
   call,
   dispatch,
   e2eSuite,
   getDispatch,
   register,
+  serveCoordinator,
   spawnWorker,
-  startCoordinator,
   TOKENS,
   waitForStatus,
 } from './support.js'
 
 const suite = e2eSuite()
-let coordinator: Coordinator
+let coordinator: { url: string }
 
 beforeAll(async () => {
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
 })
 
 describe('labels', () => {

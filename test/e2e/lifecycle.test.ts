@@ -5,15 +5,14 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { git, makeRepo as makeRepoIn, removeAll, tempDir } from '../worker/git-fixtures.js'
 import {
-  type Coordinator,
   call,
   dispatch,
   e2eSuite,
   fakeAgent,
   type Proc,
   register,
+  serveCoordinator,
   spawnWorker,
-  startCoordinator,
   stepsOf,
   TOKENS,
   waitForStatus,
@@ -23,14 +22,14 @@ import {
 // suite.repo is another repository: the worker's own environment points git at it (GIT_DIR), and
 // nothing of that may reach a check.
 const suite = e2eSuite({ 'other.txt': 'not the workspace\n' })
-let coordinator: Coordinator
+let coordinator: { url: string }
 let worker: Proc
 let root: string
 
 beforeAll(async () => {
   root = join(suite.scratch, 'root')
   await mkdir(root)
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
   worker = spawnWorker(coordinator.url, {
     workdir: join(suite.scratch, 'work'),
     roots: [root],
@@ -48,7 +47,7 @@ const makeRepo = async (files?: Record<string, string>) => {
   return repo
 }
 
-const wait = (id: string) => waitForStatus(coordinator.url, id, 30_000, [worker, coordinator])
+const wait = (id: string) => waitForStatus(coordinator.url, id, 30_000, [worker])
 
 async function subagent(name: string, contextRequires: Record<string, unknown>, sleepSeconds = 0) {
   const marker = join(suite.scratch, `${name}.marker`)

@@ -3,21 +3,13 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  type Coordinator,
-  dispatch,
-  e2eSuite,
-  register,
-  spawnWorker,
-  startCoordinator,
-  waitForStatus,
-} from './support.js'
+import { dispatch, e2eSuite, register, serveCoordinator, spawnWorker, waitForStatus } from './support.js'
 
 const suite = e2eSuite()
-let coordinator: Coordinator
+let coordinator: { url: string }
 
 beforeAll(async () => {
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
 })
 
 function rssMb(pid: number): number {

@@ -3,22 +3,13 @@
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/index.js'
-import {
-  type Coordinator,
-  call,
-  e2eSuite,
-  getDispatch,
-  register,
-  spawnWorker,
-  startCoordinator,
-  TOKENS,
-} from './support.js'
+import { call, e2eSuite, getDispatch, register, serveCoordinator, spawnWorker, TOKENS } from './support.js'
 
 const suite = e2eSuite()
-let coordinator: Coordinator
+let coordinator: { url: string }
 
 beforeAll(async () => {
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
 })
 
 const create = async (priority: number, metadata: Record<string, string>) =>

@@ -6,13 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bareRepos, type GitServer, startHttpGitServer } from '../worker/git-servers.js'
 import {
   agentOutbox,
-  type Coordinator,
   dispatch,
   e2eSuite,
   type Proc,
   register,
+  serveCoordinator,
   spawnWorker,
-  startCoordinator,
   waitForStatus,
 } from './support.js'
 
@@ -20,7 +19,7 @@ const PASSWORD = 'e2e-clone-password-5f2c9a'
 const isRoot = process.getuid?.() === 0
 
 const suite = e2eSuite()
-let coordinator: Coordinator
+let coordinator: { url: string }
 let worker: Proc
 let server: GitServer
 let served: string
@@ -36,7 +35,7 @@ beforeAll(async () => {
   await mkdir(secrets, { mode: 0o755 })
   const credentials = join(secrets, 'git-credentials')
   await writeFile(credentials, `http://ci:${PASSWORD}@${new URL(server.url).host}\n`, { mode: 0o600 })
-  coordinator = await startCoordinator(suite.db.url ?? '')
+  coordinator = await serveCoordinator(suite)
   worker = spawnWorker(coordinator.url, {
     workdir: join(suite.scratch, 'work'),
     allowLocalRepos: false,
@@ -64,7 +63,7 @@ describe.runIf(isRoot)('a private repository under --agent-uid', () => {
       contextRequires: { paths: ['package.json'] },
     })
     const id = await dispatch(coordinator.url, 'private-hunt', { repo: `${server.url}/private.git` })
-    const done = await waitForStatus(coordinator.url, id, 60_000, [worker, coordinator])
+    const done = await waitForStatus(coordinator.url, id, 60_000, [worker])
     expect(done.status).toBe('succeeded')
     const seen = await readFile(join(outbox, 'hunt'), 'utf8')
     expect(seen).toContain('credentials: refused')

@@ -1,4 +1,5 @@
 // Real processes for the end-to-end tests: a coordinator, workers, and the HTTP calls of an orchestrator.
+// (Suites that only call the coordinator's API serve it in the test process: `serveCoordinator`.)
 import { type ChildProcess, spawn } from 'node:child_process'
 import { chmod, mkdir, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
@@ -6,7 +7,9 @@ import { join, resolve } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
 import { createClient } from '../../src/client/index.js'
 import { FINAL_STATUSES, isFinal } from '../../src/contract/final.js'
-import type { DispatchView, SubagentDefinition } from '../../src/contract/index.js'
+import type { DispatchView, Role, SubagentDefinition } from '../../src/contract/index.js'
+import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
+import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { makeRepo, tempDir } from '../worker/git-fixtures.js'
 
@@ -22,6 +25,8 @@ const BOOTSTRAP = Object.entries(TOKENS)
 
 // Every process a suite starts; `killAll` in afterAll ends whatever is still running.
 const children = new Set<ChildProcess>()
+// Every coordinator a suite serves in the test process, stopped in afterAll.
+const servers = new Set<RunningServer>()
 
 export interface Proc {
   child: ChildProcess
@@ -111,6 +116,8 @@ export function e2eSuite(files: Record<string, string> = { 'package.json': '{}\n
   })
   afterAll(async () => {
     await killAll()
+    await Promise.all([...servers].map((server) => server.stop()))
+    servers.clear()
     await suite.db?.drop()
     const dirs = [suite.scratch, suite.repo].filter(Boolean)
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
@@ -142,6 +149,24 @@ export async function freePort(): Promise<number> {
 
 export interface Coordinator extends Proc {
   url: string
+}
+
+// The coordinator served by the test process on the suite's database, as `preflight coordinator`
+// serves it (the same server, tokens and short leases as startCoordinator): for suites that call its
+// API and never stop or kill it. A coordinator process costs ~1.2 s of CPU to start, most of it
+// loading modules this process has loaded already; the coordinator as a process is the subject of
+// resilience.test.ts and test/cli/coordinator.test.ts.
+export async function serveCoordinator(suite: Suite, leaseMs = 3_000): Promise<{ url: string }> {
+  const tokens = Object.entries(TOKENS).map(([role, token]) => ({ role: role as Role, token }))
+  await syncBootstrapTokens(suite.db.db.orm, tokens)
+  const server = await startServer({
+    db: suite.db.db,
+    port: 0,
+    host: '127.0.0.1',
+    config: { leaseMs, sweepIntervalMs: 250 },
+  })
+  servers.add(server)
+  return { url: server.url }
 }
 
 // Short leases and sweeps so a dead worker's dispatch comes back within seconds.

@@ -5,14 +5,13 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { diesWithin } from '../worker/git-fixtures.js'
 import {
-  type Coordinator,
   call,
   dispatch,
   e2eSuite,
   getDispatch,
   register,
+  serveCoordinator,
   spawnWorker,
-  startCoordinator,
   stepsOf,
   TOKENS,
   waitForStatus,
@@ -20,10 +19,10 @@ import {
 } from './support.js'
 
 const suite = e2eSuite()
-let coordinator: Coordinator
+let coordinator: { url: string }
 
 beforeAll(async () => {
-  coordinator = await startCoordinator(suite.db.url ?? '', undefined, 60_000)
+  coordinator = await serveCoordinator(suite, 60_000)
 })
 
 // Writes its pid, then sleeps; `done` marks a run that finished.
