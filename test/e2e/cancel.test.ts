@@ -48,8 +48,7 @@ type View = DispatchView & {
   completion?: DispatchView['completion'] & { durationMs?: number }
 }
 
-const wait = (id: string) =>
-  waitForStatus(coordinator.url, id, 60_000, [worker]) as Promise<View>
+const wait = (id: string) => waitForStatus(coordinator.url, id, 60_000, [worker]) as Promise<View>
 
 async function create(subagent: string, extra: Record<string, unknown> = {}, workspace = {}) {
   const body = { subagent, workspace: { repo: suite.repo, ...workspace }, ...extra }

@@ -1,4 +1,5 @@
-// End to end: a worker killed mid-agent, and a coordinator restarted between report and complete.
+// End to end: a worker killed mid-agent, and a coordinator restarted between report and complete (the
+// coordinator a process of its own where it is stopped or killed, else served by the test process).
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -11,6 +12,7 @@ import {
   e2eSuite,
   getDispatch,
   register,
+  serveCoordinator,
   spawnWorker,
   startCoordinator,
   stepsOf,
@@ -43,9 +45,9 @@ async function lines(file: string): Promise<string[]> {
   return existsSync(file) ? (await readFile(file, 'utf8')).trim().split('\n') : []
 }
 
-async function reportsOf(id: string, subagent: string) {
+async function reportsOf(url: string, id: string, subagent: string) {
   const page = await call<{ items: { dispatchId: string; attempt: number }[] }>(
-    coordinator.url,
+    url,
     'GET',
     `/v1/reports?subagent=${subagent}`,
     TOKENS.operator,
@@ -55,44 +57,45 @@ async function reportsOf(id: string, subagent: string) {
 
 describe('resilience', () => {
   it('lets a second worker complete a dispatch whose worker was SIGKILLed during the agent', async () => {
-    // Short leases, so the dead worker's dispatch comes back within seconds.
-    coordinator = await startCoordinator(suite.db.url ?? '', undefined, 2_000)
+    // Short leases, so the dead worker's dispatch comes back within seconds. (Workers are what this
+    // test kills: the coordinator is served by the test process.)
+    const served = await serveCoordinator(suite, 2_000)
     const marker = join(suite.scratch, 'killed.marker')
-    await register(coordinator.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
-    const first = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
-    const id = await dispatch(coordinator.url, 'e2e-killed', { repo: suite.repo })
+    await register(served.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
+    const first = spawnWorker(served.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
+    const id = await dispatch(served.url, 'e2e-killed', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).length === 1, 30_000, first.output)
     agentPids.push(Number((await lines(marker))[0]))
     await first.stop('SIGKILL')
-    const second = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w2'), id: 'second' })
-    const d = await waitForStatus(coordinator.url, id, 45_000, [second, coordinator])
+    const second = spawnWorker(served.url, { workdir: join(suite.scratch, 'w2'), id: 'second' })
+    const d = await waitForStatus(served.url, id, 45_000, [second])
     expect(d).toMatchObject({ status: 'succeeded', attempt: 2, completion: { exitCode: 0 } })
     expect(await lines(marker)).toHaveLength(2)
-    expect(await reportsOf(id, 'e2e-killed')).toEqual([2, 1])
+    expect(await reportsOf(served.url, id, 'e2e-killed')).toEqual([2, 1])
     expect(stepsOf(d, 2).filter((s) => s === 'agent')).toHaveLength(1)
-    await Promise.all([second.stop(), coordinator.stop()])
+    await Promise.all([second.stop(), served.stop()])
   }, 90_000)
 
   it('stops the agent of a worker that lost its lease and never completes that attempt', async () => {
-    coordinator = await startCoordinator(suite.db.url ?? '', undefined, 2_000)
+    const served = await serveCoordinator(suite, 2_000)
     const marker = join(suite.scratch, 'paused.marker')
-    await register(coordinator.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
-    const paused = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
-    const id = await dispatch(coordinator.url, 'e2e-paused', { repo: suite.repo })
+    await register(served.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
+    const paused = spawnWorker(served.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
+    const id = await dispatch(served.url, 'e2e-paused', { repo: suite.repo })
     await waitUntil(async () => (await lines(marker)).length === 1, 30_000, paused.output)
     const firstAgent = Number((await lines(marker))[0])
     agentPids.push(firstAgent)
     // Frozen past its lease: the dispatch goes to another worker meanwhile.
     paused.child.kill('SIGSTOP')
-    const other = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w5'), id: 'other' })
-    const d = await waitForStatus(coordinator.url, id, 45_000, [other, coordinator])
+    const other = spawnWorker(served.url, { workdir: join(suite.scratch, 'w5'), id: 'other' })
+    const d = await waitForStatus(served.url, id, 45_000, [other])
     paused.child.kill('SIGCONT')
     await waitUntil(async () => !alive(firstAgent), 30_000, paused.output)
-    const after = await getDispatch(coordinator.url, id)
+    const after = await getDispatch(served.url, id)
     expect(d).toMatchObject({ status: 'succeeded', attempt: 2 })
     expect(after.completion).toEqual(d.completion)
     expect(after.events.filter((e) => e.step === 'completed')).toHaveLength(1)
-    await Promise.all([paused.stop(), other.stop(), coordinator.stop()])
+    await Promise.all([paused.stop(), other.stop(), served.stop()])
   }, 90_000)
 
   it('retries the completion until a restarted coordinator takes it', async () => {
@@ -112,7 +115,7 @@ describe('resilience', () => {
     coordinator = await startCoordinator(suite.db.url ?? '', port, 60_000)
     const d = await waitForStatus(coordinator.url, id, 45_000, [worker, coordinator])
     expect(d).toMatchObject({ status: 'succeeded', attempt: 1, completion: { exitCode: 0 } })
-    expect(await reportsOf(id, 'e2e-restart')).toEqual([1])
+    expect(await reportsOf(coordinator.url, id, 'e2e-restart')).toEqual([1])
     await Promise.all([worker.stop(), coordinator.stop()])
   }, 90_000)
 

@@ -156,7 +156,10 @@ export interface Coordinator extends Proc {
 // API and never stop or kill it. A coordinator process costs ~1.2 s of CPU to start, most of it
 // loading modules this process has loaded already; the coordinator as a process is the subject of
 // resilience.test.ts and test/cli/coordinator.test.ts.
-export async function serveCoordinator(suite: Suite, leaseMs = 3_000): Promise<{ url: string }> {
+export async function serveCoordinator(
+  suite: Suite,
+  leaseMs = 3_000,
+): Promise<{ url: string; stop(): Promise<void> }> {
   const tokens = Object.entries(TOKENS).map(([role, token]) => ({ role: role as Role, token }))
   await syncBootstrapTokens(suite.db.db.orm, tokens)
   const server = await startServer({
@@ -166,7 +169,7 @@ export async function serveCoordinator(suite: Suite, leaseMs = 3_000): Promise<{
     config: { leaseMs, sweepIntervalMs: 250 },
   })
   servers.add(server)
-  return { url: server.url }
+  return { url: server.url, stop: () => server.stop() }
 }
 
 // Short leases and sweeps so a dead worker's dispatch comes back within seconds.
