@@ -3,11 +3,10 @@
 // of recompiling. Gives the run a temp directory of its own, on a tmpfs where the machine has one.
 // Its teardown fails the run if the tests left behind what they make per test.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { dropRunDatabases } from './support/db.js'
+import { dropRunDatabases, isAlive, runName } from './support/db.js'
 
 export default async function setup() {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json'], {
@@ -16,11 +15,12 @@ export default async function setup() {
   // bin/preflight.js runs the bundle `npm run build` makes from tsc's output: made again, or a spawned
   // CLI would run the code of the last `npm run build` (esbuild: a fraction of a second)
   await import('../scripts/bundle-cli.js')
-  const runDir = useRunTempDir()
   // the run's name: test processes keep their emptied databases for their next suites under it
-  // (test/support/db.ts), and the teardown drops them
-  const run = randomBytes(4).toString('hex')
+  // (test/support/db.ts), and the teardown drops them; what a killed run left is removed here
+  const run = runName()
   process.env.PREFLIGHT_TEST_RUN = run
+  await dropRunDatabases().catch(() => {})
+  const runDir = useRunTempDir(run)
   const before = new Set(leftovers())
   return async () => {
     await dropRunDatabases(run).catch((err) =>
@@ -39,16 +39,23 @@ export default async function setup() {
   }
 }
 
-// TMPDIR for the whole run (the test workers and every process they start inherit it): a directory
-// made for the run, mode 1777 as /tmp is, on /dev/shm when that is a tmpfs of 1 GiB or more that runs
-// programs (the tests write scripts and PATH binaries there). The suite makes and removes tens of
-// thousands of files; on the CI machine's disk (ext4 without a journal) each new file scans the
-// inodes deleted in the last seconds, which cost the run 30 s of system CPU. PREFLIGHT_TEST_TMPDIR
-// names another parent; set to the empty string, the run keeps the usual temp directory.
-function useRunTempDir(): string | undefined {
+// TMPDIR for the whole run (the test workers, and the processes they start with the tests'
+// environment, inherit it; the end-to-end workers are given an environment of their own and keep
+// /tmp): a directory made for the run, mode 1777 as /tmp is, on /dev/shm when that is a tmpfs with
+// 1 GiB free that runs programs (the tests write scripts and PATH binaries there). The suite makes and
+// removes tens of thousands of files; on the CI machine's disk (ext4 without a journal) each new file
+// scans the inodes deleted in the last seconds, which cost the run 30 s of system CPU.
+// PREFLIGHT_TEST_TMPDIR names another parent; set to the empty string, the run keeps the usual temp
+// directory. The directories of runs whose main process is gone are removed first (on a tmpfs, they
+// hold memory).
+function useRunTempDir(run: string): string | undefined {
   const parent = process.env.PREFLIGHT_TEST_TMPDIR ?? (fastTmp('/dev/shm') ? '/dev/shm' : undefined)
   if (!parent) return undefined
-  const dir = mkdtempSync(join(parent, 'preflight-tests-'))
+  for (const name of readdirSync(parent)) {
+    const owner = /^preflight-tests-p(\d+)r/.exec(name)
+    if (owner && !isAlive(Number(owner[1]))) rmSync(join(parent, name), { recursive: true, force: true })
+  }
+  const dir = mkdtempSync(join(parent, `preflight-tests-${run}-`))
   chmodSync(dir, 0o1777)
   process.env.TMPDIR = dir
   return dir
@@ -57,7 +64,7 @@ function useRunTempDir(): string | undefined {
 function fastTmp(dir: string): boolean {
   try {
     const fs = statfsSync(dir)
-    if (fs.type !== TMPFS_MAGIC || fs.blocks * fs.bsize < 2 ** 30) return false
+    if (fs.type !== TMPFS_MAGIC || fs.bavail * fs.bsize < 2 ** 30) return false
     const probe = mkdtempSync(join(dir, 'preflight-probe-'))
     try {
       writeFileSync(join(probe, 'run'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })

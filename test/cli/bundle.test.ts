@@ -61,6 +61,10 @@ describe('the bundled CLI', () => {
     )
   })
 
+  it('holds no copy of UsageError: bad input from any command is the one class errors.js exports', () => {
+    for (const file of files) expect(readFileSync(join(CLI, file), 'utf8')).not.toMatch(/class UsageError\b/)
+  })
+
   it('runs worker from a chunk of its own that loads nothing beside the bundle but errors.js', () => {
     expect(workerChunk).toBeDefined()
     const chunk = (workerChunk as string).slice(2)

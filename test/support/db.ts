@@ -60,7 +60,7 @@ const spares = (server: string) =>
 const newName = () => `preflight_test_${RUN ? `${RUN}_` : ''}${process.pid}_${randomBytes(4).toString('hex')}`
 
 // The database under a new name with every table but the migrations' emptied, or undefined when it
-// cannot be (still in use, or its migrations are not the template's): the caller drops it. The rename
+// cannot be (still in use, or the migrations it records are not the current set): the caller drops it. The rename
 // first: a process a suite left behind (a coordinator, a worker) cannot connect to it again and write
 // into the next suite's data.
 async function emptied(admin: postgres.Sql, server: string, name: string): Promise<string | undefined> {
@@ -80,8 +80,9 @@ async function emptied(admin: postgres.Sql, server: string, name: string): Promi
       SELECT quote_ident(tablename) AS name FROM pg_tables
       WHERE schemaname = 'public' AND tablename <> 'preflight_migrations'`
     await sql.unsafe(`TRUNCATE ${tables.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`)
-    const [applied] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM preflight_migrations`
-    if (applied?.n === readMigrations().length) return next
+    const applied = await sql<{ name: string }[]>`SELECT name FROM preflight_migrations ORDER BY name`
+    const current = readMigrations().map((m) => m.name)
+    if (applied.map((m) => m.name).join('\n') === [...current].sort().join('\n')) return next
   } catch {
     // dropped below, by its new name
   } finally {
@@ -91,16 +92,38 @@ async function emptied(admin: postgres.Sql, server: string, name: string): Promi
   return undefined
 }
 
-// The global teardown: drops the run's databases that test processes kept for reuse.
-export async function dropRunDatabases(run: string): Promise<void> {
-  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_URL
-  const admin = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 })
+// The global setup and teardown: drops the databases test processes kept for reuse, of this run
+// (`run`) or of runs whose main process is gone (a run killed before its teardown). Quietly nothing
+// when the tests' server is not configured and does not answer (a container, gone with its run).
+export async function dropRunDatabases(run?: string): Promise<void> {
+  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
+  const server = url ?? process.env.PREFLIGHT_TEST_LOCAL_URL ?? LOCAL_URL
+  if (!url && !(await answers(server))) return
+  const admin = postgres(server, { max: 1, onnotice: () => {}, connect_timeout: 5 })
   try {
-    const names = await admin<{ datname: string }[]>`
-      SELECT datname FROM pg_database WHERE datname LIKE ${`preflight_test_${run}_%`}`
-    for (const { datname } of names) await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+    const kept = await admin<{ datname: string }[]>`
+      SELECT datname FROM pg_database WHERE datname ~ '^preflight_test_p[0-9]+r[0-9a-f]+_'`
+    for (const { datname } of kept) {
+      const owner = /^preflight_test_(p(\d+)r[0-9a-f]+)_/.exec(datname)
+      if (owner?.[1] !== run && isAlive(Number(owner?.[2]))) continue
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+    }
   } finally {
     await admin.end({ timeout: 5 })
+  }
+}
+
+// A run's name: its main process's pid, then a random part (so a later run can tell a dead run's).
+export function runName(): string {
+  return `p${process.pid}r${randomBytes(4).toString('hex')}`
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 
