@@ -31,7 +31,8 @@ function besideTheBundle(): Plugin {
       b.onResolve({ filter: /^\.\.?\// }, (args) => {
         const file = resolve(dirname(args.importer), args.path)
         if (dirname(args.importer) !== CLI || !BESIDE.includes(file)) return undefined
-        return { path: `./${relative(CLI, file)}`.replace(/^\.\/\.\.\//, '../'), external: true }
+        const path = relative(CLI, file)
+        return { path: path.startsWith('../') ? path : `./${path}`, external: true }
       })
     },
   }

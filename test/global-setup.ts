@@ -6,7 +6,8 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { dropRunDatabases, isAlive, runName } from './support/db.js'
+import { alive } from '../src/cli/pid-lock.js'
+import { dropRunDatabases, runName } from './support/db.js'
 
 export default async function setup() {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json'], {
@@ -53,7 +54,7 @@ function useRunTempDir(run: string): string | undefined {
   if (!parent) return undefined
   for (const name of readdirSync(parent)) {
     const owner = /^preflight-tests-p(\d+)r/.exec(name)
-    if (owner && !isAlive(Number(owner[1]))) rmSync(join(parent, name), { recursive: true, force: true })
+    if (owner && !alive(Number(owner[1]))) rmSync(join(parent, name), { recursive: true, force: true })
   }
   const dir = mkdtempSync(join(parent, `preflight-tests-${run}-`))
   chmodSync(dir, 0o1777)

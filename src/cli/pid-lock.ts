@@ -21,7 +21,8 @@ export function takePidLock(file: string): (() => void) | { heldBy: number } {
   throw new Error(`could not lock ${file}`)
 }
 
-function alive(pid: number): boolean {
+// Whether a process with this pid exists (EPERM: it does, as another user's).
+export function alive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)

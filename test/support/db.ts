@@ -8,6 +8,7 @@ import { cp, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { alive } from '../../src/cli/pid-lock.js'
 import { connectPostgres, type Database, openPglite } from '../../src/coordinator/db/client.js'
 import { migrate, readMigrations } from '../../src/coordinator/db/migrate.js'
 
@@ -55,8 +56,11 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
 // it (the mutation runs) every database is dropped as before.
 const RUN = process.env.PREFLIGHT_TEST_RUN
 const spareByServer = new Map<string, string[]>()
-const spares = (server: string) =>
-  spareByServer.get(server) ?? spareByServer.set(server, []).get(server) ?? []
+function spares(server: string): string[] {
+  let list = spareByServer.get(server)
+  if (!list) spareByServer.set(server, (list = []))
+  return list
+}
 const newName = () => `preflight_test_${RUN ? `${RUN}_` : ''}${process.pid}_${randomBytes(4).toString('hex')}`
 
 // The database under a new name with every table but the migrations' emptied, or undefined when it
@@ -82,7 +86,7 @@ async function emptied(admin: postgres.Sql, server: string, name: string): Promi
     await sql.unsafe(`TRUNCATE ${tables.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`)
     const applied = await sql<{ name: string }[]>`SELECT name FROM preflight_migrations ORDER BY name`
     const current = readMigrations().map((m) => m.name)
-    if (applied.map((m) => m.name).join('\n') === [...current].sort().join('\n')) return next
+    if (applied.map((m) => m.name).join('\n') === current.join('\n')) return next
   } catch {
     // dropped below, by its new name
   } finally {
@@ -96,16 +100,15 @@ async function emptied(admin: postgres.Sql, server: string, name: string): Promi
 // (`run`) or of runs whose main process is gone (a run killed before its teardown). Quietly nothing
 // when the tests' server is not configured and does not answer (a container, gone with its run).
 export async function dropRunDatabases(run?: string): Promise<void> {
-  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
-  const server = url ?? process.env.PREFLIGHT_TEST_LOCAL_URL ?? LOCAL_URL
-  if (!url && !(await answers(server))) return
+  const server = await knownServer()
+  if (!server) return
   const admin = postgres(server, { max: 1, onnotice: () => {}, connect_timeout: 5 })
   try {
     const kept = await admin<{ datname: string }[]>`
       SELECT datname FROM pg_database WHERE datname ~ '^preflight_test_p[0-9]+r[0-9a-f]+_'`
     for (const { datname } of kept) {
       const owner = /^preflight_test_(p(\d+)r[0-9a-f]+)_/.exec(datname)
-      if (owner?.[1] !== run && isAlive(Number(owner?.[2]))) continue
+      if (owner?.[1] !== run && alive(Number(owner?.[2]))) continue
       await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
     }
   } finally {
@@ -116,15 +119,6 @@ export async function dropRunDatabases(run?: string): Promise<void> {
 // A run's name: its main process's pid, then a random part (so a later run can tell a dead run's).
 export function runName(): string {
   return `p${process.pid}r${randomBytes(4).toString('hex')}`
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 // One template per set of migrations (named by their hash, so runs of other versions, e.g. in other
@@ -227,13 +221,19 @@ export function withDatabase(url: string, name: string): string {
 let container: Promise<string> | undefined
 
 async function serverUrl(): Promise<string> {
-  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
-  if (url) return url
-  const local = process.env.PREFLIGHT_TEST_LOCAL_URL ?? LOCAL_URL
-  if (await answers(local)) return local
+  const known = await knownServer()
+  if (known) return known
   if (!dockerAvailable()) throw new Error(NO_DATABASE)
   container ??= startContainer()
   return container
+}
+
+// TEST_DATABASE_URL / DATABASE_URL, else the local server when it answers, else undefined.
+async function knownServer(): Promise<string | undefined> {
+  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
+  if (url) return url
+  const local = process.env.PREFLIGHT_TEST_LOCAL_URL ?? LOCAL_URL
+  return (await answers(local)) ? local : undefined
 }
 
 // The PostgreSQL a developer machine (and CI) runs locally; PREFLIGHT_TEST_LOCAL_URL overrides it.

@@ -71,4 +71,21 @@ describe('test databases used again', () => {
       await second.drop()
     }
   })
+
+  it('drops a database whose recorded migrations are not the current set, and the next suite gets a new one', async () => {
+    const first = await createTestDatabase()
+    const firstOid = await oid(first.url as string)
+    await first.db.orm.execute(
+      sql`DELETE FROM preflight_migrations WHERE name = ${readMigrations()[0]?.name}`,
+    )
+    await first.drop()
+    const second = await createTestDatabase()
+    try {
+      expect(await oid(second.url as string)).not.toBe(firstOid)
+      const applied = await second.db.orm.execute(sql`SELECT count(*)::int AS n FROM preflight_migrations`)
+      expect(applied).toEqual([{ n: readMigrations().length }])
+    } finally {
+      await second.drop()
+    }
+  })
 })
