@@ -57,8 +57,8 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
 const RUN = process.env.PREFLIGHT_TEST_RUN
 const spareByServer = new Map<string, string[]>()
 function spares(server: string): string[] {
-  let list = spareByServer.get(server)
-  if (!list) spareByServer.set(server, (list = []))
+  const list = spareByServer.get(server) ?? []
+  spareByServer.set(server, list)
   return list
 }
 const newName = () => `preflight_test_${RUN ? `${RUN}_` : ''}${process.pid}_${randomBytes(4).toString('hex')}`
