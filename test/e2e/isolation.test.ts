@@ -49,6 +49,9 @@ async function run(name: string, script: string | string[], setup?: string[]) {
 }
 
 const read = (file: string) => readFile(join(outbox, file), 'utf8').catch(() => '')
+// A shell loop that waits (up to 10 s) until a process it started in the background wrote its pid: a
+// fixed sleep lost that race on a loaded machine, and the script ended before there was a pid to read.
+const until = (file: string) => `for _ in $(seq 200); do [ -s ${file} ] && break; sleep 0.05; done`
 
 // Only root can switch uids; CI runs as root, and so does every machine of this project.
 describe.runIf(isRoot)('an agent under --agent-uid', () => {
@@ -83,7 +86,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
   }, 90_000)
 
   it('leaves no process behind: one started with setsid is gone when its dispatch ends', async () => {
-    const script = `setsid sh -c 'echo $$ > ${outbox}/escaped; sleep 30; touch ${outbox}/late' & sleep 0.5`
+    const script = `setsid sh -c 'echo $$ > ${outbox}/escaped; sleep 30; touch ${outbox}/late' & ${until(`${outbox}/escaped`)}`
     const id = await run('iso-setsid', script)
     expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     const pid = Number(await read('escaped'))
@@ -97,7 +100,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       'iso-setup-escape',
       // running, not a zombie (a killed orphan may wait for a PID 1 that does not reap)
       `grep -qs '^State:.[RSD]' /proc/$(cat ${pidFile})/status && echo alive > ${outbox}/seen || echo gone > ${outbox}/seen`,
-      ['sh', '-c', `setsid sh -c 'echo $$ > ${pidFile}; sleep 30' & sleep 0.2`],
+      ['sh', '-c', `setsid sh -c 'echo $$ > ${pidFile}; sleep 30' & ${until(pidFile)}`],
     )
     expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     expect(Number(await read('setup-escaped'))).toBeGreaterThan(0)

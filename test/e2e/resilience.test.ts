@@ -22,6 +22,7 @@ import {
 } from './support.js'
 
 const suite = e2eSuite()
+const LEASE_MS = 5_000
 let coordinator: Coordinator
 const agentPids: number[] = []
 
@@ -57,9 +58,10 @@ async function reportsOf(url: string, id: string, subagent: string) {
 
 describe('resilience', () => {
   it('lets a second worker complete a dispatch whose worker was SIGKILLed during the agent', async () => {
-    // Short leases, so the dead worker's dispatch comes back within seconds. (Workers are what this
-    // test kills: the coordinator is served by the test process.)
-    const served = await serveCoordinator(suite, 2_000)
+    // Short leases, so the dead worker's dispatch comes back within seconds; not shorter than 5 s, or
+    // on a loaded 2-core machine the surviving worker's lease ran out too (attempt 3, in 2 of 4 runs
+    // with 2 s). (Workers are what this test kills: the coordinator is served by the test process.)
+    const served = await serveCoordinator(suite, LEASE_MS)
     const marker = join(suite.scratch, 'killed.marker')
     await register(served.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
     const first = spawnWorker(served.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
@@ -77,7 +79,7 @@ describe('resilience', () => {
   }, 90_000)
 
   it('stops the agent of a worker that lost its lease and never completes that attempt', async () => {
-    const served = await serveCoordinator(suite, 2_000)
+    const served = await serveCoordinator(suite, LEASE_MS)
     const marker = join(suite.scratch, 'paused.marker')
     await register(served.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
     const paused = spawnWorker(served.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
