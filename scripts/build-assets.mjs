@@ -6,3 +6,8 @@ import { fileURLToPath } from 'node:url'
 const from = fileURLToPath(import.meta.resolve('@scalar/api-reference/browser/standalone.js'))
 mkdirSync('dist/assets', { recursive: true })
 copyFileSync(from, 'dist/assets/scalar.js')
+
+// PGlite's initdb, run once here: a first start of the embedded database loads this image instead
+// (src/coordinator/db/pglite-datadir.ts)
+const { writeImage } = await import('../dist/src/coordinator/db/pglite-datadir.js')
+await writeImage()

@@ -25,7 +25,16 @@ export async function openDatabase(choice: DatabaseChoice, say: (line: string) =
   say(`no --database-url or DATABASE_URL: using embedded PGlite under ${dir}`)
   const release = lockDataDir(dir)
   try {
-    const db = await openPglite(join(dir, 'pgdata'), timeout)
+    const pgdata = join(dir, 'pgdata')
+    const db = await openPglite(pgdata, {
+      ...timeout,
+      making: (from) =>
+        say(
+          from === 'image'
+            ? `first start: making the database in ${pgdata} from the build's initdb image`
+            : `first start: making the database in ${pgdata} with initdb (seconds; \`npm run build\` keeps an image that takes one)`,
+        ),
+    })
     return { ...db, close: () => db.close().finally(release) }
   } catch (err) {
     release()

@@ -95,12 +95,14 @@ describe('preflight coordinator (spawned)', () => {
     const s = await startCoordinator([], envWithout({}), cwd)
     try {
       expect(s.stderr()).toMatch(/embedded PGlite under .*\.preflight/)
+      // a second instead of initdb's five (test/coordinator/db/pglite-datadir.test.ts)
+      expect(s.stderr()).toMatch(/first start: making the database in .*pgdata from the build's initdb image/)
       expect(await (await fetch(`${s.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'pglite' })
     } finally {
       s.child.kill('SIGTERM')
     }
     expect(await s.exit).toBe(0)
-  }, 120_000) // PGlite initialises its data directory on first start: seconds on a busy machine
+  }, 120_000) // a first start makes the data directory and migrates it: seconds on a busy machine
 
   it('stops a bootstrap token that a restart no longer lists', async () => {
     const OLD = 'spawned-old-token-0123456789abcdef'

@@ -3,7 +3,7 @@
 // Selection: TEST_DATABASE_URL / DATABASE_URL, else the local server at its conventional address when it
 // answers, else testcontainers when a Docker engine exists, else a clear failure — never a silent skip. PGlite only through `createPgliteDatabase`.
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +11,7 @@ import postgres from 'postgres'
 import { alive } from '../../src/cli/pid-lock.js'
 import { connectPostgres, type Database, openPglite } from '../../src/coordinator/db/client.js'
 import { migrate, readMigrations } from '../../src/coordinator/db/migrate.js'
+import { pgliteVersion } from '../../src/coordinator/db/pglite-datadir.js'
 
 export interface TestDatabase {
   // Connection URL of the fresh database (absent for PGlite).
@@ -165,10 +166,11 @@ async function buildTemplate(server: string): Promise<string> {
 const TEMPLATE_LOCK = 7_307_011_983
 
 // A PGlite database with the migrations applied, in a temp directory: a copy of a template directory.
-// PGlite initialising an empty data directory costs 6–7 s of CPU, opening a copy of one about 1 s. The
-// template is kept between runs under node_modules/.cache, named by PGlite's version and the migrations
-// (as the PostgreSQL template above), and made by the first suite that needs it; two suites making it
-// at once each make their own, and the first to finish names it.
+// A new PGlite data directory (src/coordinator/db/pglite-datadir.ts) and its migrations cost 2–7 s of
+// CPU, opening a copy of a migrated one about 1 s. The template is kept between runs under
+// node_modules/.cache, named by PGlite's version and the migrations (as the PostgreSQL template above),
+// and made by the first suite that needs it; two suites making it at once each make their own, and the
+// first to finish names it.
 export async function createPgliteDatabase(): Promise<TestDatabase> {
   const dir = await mkdtemp(join(tmpdir(), 'preflight-pglite-'))
   await cp(await pgliteTemplate(), dir, { recursive: true })
@@ -185,7 +187,7 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
 
 // The template directory itself (read-only: copy it), made on first use.
 export async function pgliteTemplate(): Promise<string> {
-  const hash = createHash('sha256').update(PGLITE_VERSION)
+  const hash = createHash('sha256').update(pgliteVersion())
   for (const m of readMigrations()) hash.update(`${m.name}\0${m.sql}\0`)
   const template = join(CACHE, `pglite-${hash.digest('hex').slice(0, 16)}`)
   if (existsSync(template)) return template
@@ -203,15 +205,6 @@ export async function pgliteTemplate(): Promise<string> {
 }
 
 const CACHE = join(import.meta.dirname, '..', '..', 'node_modules', '.cache', 'preflight-test')
-const PGLITE_VERSION = (
-  JSON.parse(
-    readFileSync(
-      join(import.meta.dirname, '..', '..', 'node_modules', '@electric-sql', 'pglite', 'package.json'),
-      'utf8',
-    ),
-  ) as { version: string }
-).version
-
 export function withDatabase(url: string, name: string): string {
   const u = new URL(url)
   u.pathname = `/${name}`

@@ -1,11 +1,11 @@
 // Database connections: postgres.js for a real PostgreSQL, PGlite (embedded) when no URL is given.
-import { mkdirSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import type { SQL } from 'drizzle-orm'
 import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
+import { isDataDir, type MadeFrom, makeDataDir } from './pglite-datadir.js'
 
 // drizzle over either driver; also the type of a transaction handle (tx extends it).
 export type Orm = PgDatabase<PgQueryResultHKT>
@@ -32,6 +32,8 @@ export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>
 export interface ConnectOptions {
   statementTimeoutMs?: number
   poolSize?: number
+  // PGlite: told before a first start makes the data directory, and how (seconds of work)
+  making?: (from: MadeFrom) => void
 }
 
 const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
@@ -89,7 +91,7 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
 }
 
 export async function openPglite(dataDir: string | undefined, opts: ConnectOptions = {}): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true })
+  if (dataDir && !isDataDir(dataDir)) await makeDataDir(dataDir, opts.making)
   const pg = new PGlite(dataDir)
   await pg.waitReady
   await pg.exec(

@@ -1,0 +1,139 @@
+// The embedded database's first start: a new data directory made from the initdb image `npm run build`
+// keeps (dist/assets), or by initdb when there is none of this PGlite version; made whole or not at all.
+import { existsSync } from 'node:fs'
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import { PGlite } from '@electric-sql/pglite'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  isDataDir,
+  type MadeFrom,
+  makeDataDir,
+  pgliteVersion,
+  writeImage,
+} from '../../../src/coordinator/db/pglite-datadir.js'
+
+const BUILT = join(import.meta.dirname, '..', '..', '..', 'dist', 'assets')
+const IMAGE = `pglite-initdb-${pgliteVersion()}.tar.gz`
+
+let root: string
+let n = 0
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'preflight-datadir-'))
+})
+afterAll(() => rm(root, { recursive: true, force: true }))
+
+// a fresh directory of the test's, and an assets directory (as a URL, as the module takes them)
+async function place(files: Record<string, Buffer> = {}) {
+  const dir = join(root, String(++n))
+  const assets = join(dir, 'assets')
+  await mkdir(assets, { recursive: true })
+  for (const [name, body] of Object.entries(files)) await writeFile(join(assets, name), body)
+  return { pgdata: join(dir, 'pgdata'), assets: [pathToFileURL(`${assets}/`)] }
+}
+
+// A ustar archive of regular files, gzipped: enough for the reader (it keeps no checksum).
+function tarOf(...files: [name: string, body: string][]): Buffer {
+  const blocks = files.flatMap(([name, body]) => {
+    const header = Buffer.alloc(512)
+    header.write(name, 0, 'latin1')
+    header.write('0000600\0', 100, 'latin1')
+    header.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124, 'latin1')
+    header.write('0', 156, 'latin1')
+    const data = Buffer.alloc(Math.ceil(body.length / 512) * 512)
+    data.write(body, 'latin1')
+    return [header, data]
+  })
+  return gzipSync(Buffer.concat([...blocks, Buffer.alloc(1024)]))
+}
+
+// Told how, then stopped before any work: what a first start would choose.
+async function choice(assets: URL[], pgdata: string): Promise<MadeFrom | undefined> {
+  let told: MadeFrom | undefined
+  await expect(
+    makeDataDir(
+      pgdata,
+      (from) => {
+        told = from
+        throw new Error('chosen')
+      },
+      assets,
+    ),
+  ).rejects.toThrow('chosen')
+  return told
+}
+
+describe('a first start of the embedded database', () => {
+  it('makes the data directory from the image the build keeps, and PGlite opens it', async () => {
+    expect(existsSync(join(BUILT, IMAGE)), `${IMAGE} in dist/assets: npm run build makes it`).toBe(true)
+    const { pgdata } = await place()
+    // a leftover of a first start killed half-way, replaced
+    await mkdir(`${pgdata}.new`, { recursive: true })
+    await writeFile(`${pgdata}.new/half`, 'x')
+    const told: MadeFrom[] = []
+    await makeDataDir(pgdata, (from) => told.push(from))
+    expect(told).toEqual(['image'])
+    expect(isDataDir(pgdata)).toBe(true)
+    expect(existsSync(`${pgdata}.new`)).toBe(false)
+    expect(existsSync(join(pgdata, 'half'))).toBe(false)
+    const pg = new PGlite(pgdata)
+    try {
+      expect((await pg.query<{ v: number }>('SELECT 40 + 2 AS v')).rows).toEqual([{ v: 42 }])
+    } finally {
+      await pg.close()
+    }
+  })
+
+  it("runs initdb when the only image is another PGlite version's", async () => {
+    const { assets, pgdata } = await place({ 'pglite-initdb-0.0.1.tar.gz': tarOf(['/PG_VERSION', '9\n']) })
+    expect(await choice(assets, pgdata)).toBe('initdb')
+    expect(existsSync(pgdata)).toBe(false)
+  })
+
+  it('leaves no data directory when the image cannot be read', async () => {
+    const { assets, pgdata } = await place({ [IMAGE]: Buffer.from('not gzip') })
+    await expect(makeDataDir(pgdata, undefined, assets)).rejects.toThrow()
+    expect(existsSync(pgdata)).toBe(false)
+  })
+
+  it('refuses an image entry that would leave the directory, and writes nothing outside it', async () => {
+    // after a good entry: a directory half made is not left under the final name
+    const { assets, pgdata } = await place({
+      [IMAGE]: tarOf(['/PG_VERSION', '17\n'], ['/../escaped', 'planted']),
+    })
+    await expect(makeDataDir(pgdata, undefined, assets)).rejects.toThrow(/outside its directory/)
+    expect(existsSync(join(pgdata, '..', 'escaped'))).toBe(false)
+    expect(existsSync(pgdata)).toBe(false)
+  })
+
+  it('refuses a directory that holds something else, and leaves it as it was', async () => {
+    const { assets, pgdata } = await place({ [IMAGE]: tarOf(['/PG_VERSION', '17\n']) })
+    await mkdir(pgdata)
+    await writeFile(join(pgdata, 'notes.txt'), 'mine')
+    await expect(makeDataDir(pgdata, undefined, assets)).rejects.toThrow(
+      /is not empty and holds no PGlite database/,
+    )
+    expect(await readdir(pgdata)).toEqual(['notes.txt'])
+    expect(existsSync(`${pgdata}.new`)).toBe(false)
+  })
+
+  it('takes an empty directory as nothing', async () => {
+    const { assets, pgdata } = await place({ [IMAGE]: tarOf(['/PG_VERSION', '17\n']) })
+    await mkdir(pgdata)
+    await makeDataDir(pgdata, undefined, assets)
+    expect(isDataDir(pgdata)).toBe(true)
+  })
+})
+
+describe('the image the build writes', () => {
+  it("keeps this PGlite version's image and removes those of others", async () => {
+    const { assets } = await place({ 'pglite-initdb-0.0.1.tar.gz': Buffer.from('old') })
+    const dir = join(assets[0]?.pathname ?? '')
+    await copyFile(join(BUILT, IMAGE), join(dir, IMAGE))
+    expect(await writeImage(dir)).toBe(join(dir, IMAGE))
+    expect(await readdir(dir)).toEqual([IMAGE])
+  })
+})
