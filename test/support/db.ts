@@ -27,25 +27,32 @@ export interface TestDatabaseOptions {
 
 export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const server = await serverUrl()
-  const admin = postgres(server, { max: 1, onnotice: () => {} })
+  const admin = adminOf(server)
   const reuse = opts.migrate !== false && RUN !== undefined
-  const spare = reuse ? spares(server).pop() : undefined
-  const name = spare ?? newName()
-  if (!spare) {
+  const pool = (name: string) =>
+    connectPostgres(withDatabase(server, name), { poolSize: opts.poolSize ?? 12 })
+  let name = reuse ? spares(server).pop() : undefined
+  let db = name ? pool(name) : undefined
+  if (name && db && !(await emptied(db))) {
+    await db.close()
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    name = undefined
+  }
+  if (!name || !db) {
+    name = newName()
     const template = opts.migrate === false ? 'template1' : await migratedTemplate(server)
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`)
+    db = pool(name)
   }
-  const url = withDatabase(server, name)
-  const db = connectPostgres(url, { poolSize: opts.poolSize ?? 12 })
+  const dropped = name
   return {
-    url,
+    url: withDatabase(server, name),
     db,
     async drop() {
       await db.close()
-      const spare = reuse ? await emptied(admin, server, name) : undefined
+      const spare = reuse ? await fenced(admin, dropped) : undefined
       if (spare) spares(server).push(spare)
-      else await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await admin.end({ timeout: 5 })
+      else await admin.unsafe(`DROP DATABASE IF EXISTS ${dropped} WITH (FORCE)`)
     },
   }
 }
@@ -54,7 +61,10 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
 // module loaded from one file to the next: isolate: false), emptied, instead of made anew: a CREATE
 // DATABASE costs PostgreSQL 0.5 s of CPU on the CI machine, ~80 of them a run. The run's global setup
 // names the run (PREFLIGHT_TEST_RUN) and its teardown drops what is left (dropRunDatabases); without
-// it (the mutation runs) every database is dropped as before.
+// it (the mutation runs) every database is dropped as before. Connections are what to spare here: a
+// new one costs PostgreSQL 40 ms of CPU on that machine (a process forked, and ended), so each test
+// process keeps one administrative connection per server, and a kept database is emptied through the
+// next suite's own pool.
 const RUN = process.env.PREFLIGHT_TEST_RUN
 const spareByServer = new Map<string, string[]>()
 function spares(server: string): string[] {
@@ -64,37 +74,50 @@ function spares(server: string): string[] {
 }
 const newName = () => `preflight_test_${RUN ? `${RUN}_` : ''}${process.pid}_${randomBytes(4).toString('hex')}`
 
-// The database under a new name with every table but the migrations' emptied, or undefined when it
-// cannot be (still in use, or the migrations it records are not the current set): the caller drops it. The rename
-// first: a process a suite left behind (a coordinator, a worker) cannot connect to it again and write
-// into the next suite's data.
-async function emptied(admin: postgres.Sql, server: string, name: string): Promise<string | undefined> {
+// One connection per server for CREATE, DROP and RENAME, closed when idle (a test process that makes
+// no more databases holds none).
+const admins = new Map<string, postgres.Sql>()
+function adminOf(server: string): postgres.Sql {
+  let admin = admins.get(server)
+  if (!admin) {
+    admin = postgres(server, { max: 1, idle_timeout: 5, onnotice: () => {} })
+    admins.set(server, admin)
+  }
+  return admin
+}
+
+// A dropped database under a new name, with every connection to it ended: a process a suite left behind
+// (a coordinator, a worker) cannot connect to it again and write into the next suite's data. Undefined
+// when it cannot be renamed (still in use): the caller drops it.
+async function fenced(admin: postgres.Sql, name: string): Promise<string | undefined> {
   const next = newName()
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; attempt < 4; attempt++) {
     await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name}`
     try {
       await admin.unsafe(`ALTER DATABASE ${name} RENAME TO ${next}`)
-      break
-    } catch {
-      if (attempt === 3) return undefined
-    }
+      return next
+    } catch {}
   }
-  const sql = postgres(withDatabase(server, next), { max: 1, onnotice: () => {} })
-  try {
-    const tables = await sql<{ name: string }[]>`
-      SELECT quote_ident(tablename) AS name FROM pg_tables
-      WHERE schemaname = 'public' AND tablename <> 'preflight_migrations'`
-    await sql.unsafe(`TRUNCATE ${tables.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`)
-    const applied = await sql<{ name: string }[]>`SELECT name FROM preflight_migrations ORDER BY name`
-    const current = readMigrations().map((m) => m.name)
-    if (applied.map((m) => m.name).join('\n') === current.join('\n')) return next
-  } catch {
-    // dropped below, by its new name
-  } finally {
-    await sql.end({ timeout: 5 })
-  }
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${next} WITH (FORCE)`)
   return undefined
+}
+
+const names = (rows: { name?: unknown }[]) => rows.map((r) => r.name).join('\n')
+
+// A kept database with every table but the migrations' emptied; false when it cannot be (or the
+// migrations it records are not the current set): the caller drops it.
+async function emptied(db: Database): Promise<boolean> {
+  try {
+    return await db.script(async (run) => {
+      const tables = await run(`
+        SELECT quote_ident(tablename) AS name FROM pg_tables
+        WHERE schemaname = 'public' AND tablename <> 'preflight_migrations'`)
+      await run(`TRUNCATE ${tables.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`)
+      const applied = await run('SELECT name FROM preflight_migrations ORDER BY name')
+      return names(applied) === names(readMigrations())
+    })
+  } catch {
+    return false
+  }
 }
 
 // The global setup and teardown: drops the databases test processes kept for reuse, of this run
@@ -232,7 +255,18 @@ async function knownServer(): Promise<string | undefined> {
 // The PostgreSQL a developer machine (and CI) runs locally; PREFLIGHT_TEST_LOCAL_URL overrides it.
 const LOCAL_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
 
-async function answers(url: string): Promise<boolean> {
+// Asked once per address and test process (each connection costs the server 40 ms of CPU on CI's machine).
+const answered = new Map<string, Promise<boolean>>()
+function answers(url: string): Promise<boolean> {
+  let probe = answered.get(url)
+  if (!probe) {
+    probe = probeOnce(url)
+    answered.set(url, probe)
+  }
+  return probe
+}
+
+async function probeOnce(url: string): Promise<boolean> {
   const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
   try {
     await sql`select 1`
