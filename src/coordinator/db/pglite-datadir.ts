@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
 import { PGlite } from '@electric-sql/pglite'
@@ -31,26 +31,27 @@ export async function makeDataDir(
   starting?: (from: MadeFrom) => void,
   assets: URL[] = ASSETS,
 ): Promise<void> {
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new Error(
+      `${dir} is not empty and holds no PGlite database: move it away, or give another data directory`,
+    )
   const image = await readImage(assets)
   starting?.(image ? 'image' : 'initdb')
   const building = `${dir}.new`
   await rm(building, { recursive: true, force: true })
   await mkdir(dirname(dir), { recursive: true })
-  if (image) untar(gunzipSync(image), building)
-  else {
-    const pg = new PGlite(building)
-    await pg.waitReady
-    await pg.close()
-  }
   try {
+    if (image) untar(gunzipSync(image), building)
+    else {
+      const pg = new PGlite(building)
+      await pg.waitReady
+      await pg.close()
+    }
     // onto nothing, or onto an empty directory
     await rename(building, dir)
   } catch (err) {
     await rm(building, { recursive: true, force: true })
-    if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw err
-    throw new Error(
-      `${dir} is not empty and holds no PGlite database: move it away, or give another data directory`,
-    )
+    throw err
   }
 }
 
@@ -62,11 +63,12 @@ function untar(tar: Buffer, into: string): void {
   for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
     const field = (from: number, to: number) =>
       tar.toString('latin1', at + from, at + to).replace(/\0.*$/s, '')
-    const name = `${field(345, 500)}${field(0, 100)}`
+    const prefix = field(345, 500)
+    const name = prefix ? `${prefix}/${field(0, 100)}` : field(0, 100)
     const size = Number.parseInt(field(124, 136) || '0', 8)
     const mode = Number.parseInt(field(100, 108), 8) & 0o700
     const type = field(156, 157) || '0'
-    const path = resolve(into, `.${name.startsWith('/') ? '' : '/'}${name}`)
+    const path = join(into, name)
     if (path !== into && !path.startsWith(`${into}/`))
       throw new Error(`the initdb image names ${name}, outside its directory`)
     if (type === '5') mkdirSync(path, { recursive: true, mode: mode || 0o700 })

@@ -97,6 +97,7 @@ describe('a first start of the embedded database', () => {
     const { assets, pgdata } = await place({ [IMAGE]: Buffer.from('not gzip') })
     await expect(makeDataDir(pgdata, undefined, assets)).rejects.toThrow()
     expect(existsSync(pgdata)).toBe(false)
+    expect(existsSync(`${pgdata}.new`)).toBe(false)
   })
 
   it('refuses an image entry that would leave the directory, and writes nothing outside it', async () => {
@@ -107,6 +108,7 @@ describe('a first start of the embedded database', () => {
     await expect(makeDataDir(pgdata, undefined, assets)).rejects.toThrow(/outside its directory/)
     expect(existsSync(join(pgdata, '..', 'escaped'))).toBe(false)
     expect(existsSync(pgdata)).toBe(false)
+    expect(existsSync(`${pgdata}.new`)).toBe(false)
   })
 
   it('refuses a directory that holds something else, and leaves it as it was', async () => {
