@@ -95,7 +95,8 @@ describe('preflight coordinator (spawned)', () => {
     const s = await startCoordinator([], envWithout({}), cwd)
     try {
       expect(s.stderr()).toMatch(/embedded PGlite under .*\.preflight/)
-      // a second instead of initdb's five (test/coordinator/db/pglite-datadir.test.ts)
+      // a second instead of initdb's five (test/coordinator/db/pglite-datadir.test.ts); its log is all a
+      // process of its own shows of how it made the database
       expect(s.stderr()).toMatch(/first start: making the database in .*pgdata from the build's initdb image/)
       expect(await (await fetch(`${s.url}/readyz`)).json()).toEqual({ status: 'ok', database: 'pglite' })
     } finally {

@@ -30,9 +30,11 @@ let proxy: HoldingProxy
 // how many times the cancel of a running agent is timed (E2E_CANCEL_RUNS=20 for the figures)
 const RUNS = Number(process.env.E2E_CANCEL_RUNS ?? 3)
 // Cancel to stopped: the worker learns it within a second and a round trip (its beat), then kills.
-// 3 s, not 2: under a whole suite's load on 2 cores the slot-uid sweep once took 2.6 s. (That beats
-// come at least every second is test/worker/lease.test.ts's to hold.)
-const STOPPED_WITHIN_MS = 3_000
+// (That beats come at least every second is test/worker/lease.test.ts's to hold.) With --agent-uid
+// the slot uid's sweep reads every process's status first: 3 s there, where under a whole suite's
+// load on 2 cores it once took 2.6 s.
+const STOPPED_WITHIN_MS = 2_000
+const SWEPT_WITHIN_MS = 3_000
 
 beforeAll(async () => {
   coordinator = await serveCoordinator(suite)
@@ -336,7 +338,7 @@ describe.runIf(isRoot)('cancel under --agent-uid', () => {
       )
       const took = Date.now() - at
       console.log(`cancel-to-stopped under --agent-uid (every process of the slot uid): ${took} ms`)
-      expect(took).toBeLessThanOrEqual(STOPPED_WITHIN_MS)
+      expect(took).toBeLessThanOrEqual(SWEPT_WITHIN_MS)
       await waitUntil(
         async () => isolated.records().some((r) => r.msg === 'dispatch ended' && r.ending === 'cancelled'),
         10_000,

@@ -74,13 +74,13 @@ function spares(server: string): string[] {
 }
 const newName = () => `preflight_test_${RUN ? `${RUN}_` : ''}${process.pid}_${randomBytes(4).toString('hex')}`
 
-// One connection per server for CREATE, DROP and RENAME, closed when idle (a test process that makes
-// no more databases holds none).
+// One connection per server for CREATE, DROP and RENAME, closed after a minute idle (a test process
+// that makes no more databases holds none; vitest ends its workers with SIGTERM).
 const admins = new Map<string, postgres.Sql>()
 function adminOf(server: string): postgres.Sql {
   let admin = admins.get(server)
   if (!admin) {
-    admin = postgres(server, { max: 1, idle_timeout: 5, onnotice: () => {} })
+    admin = postgres(server, { max: 1, idle_timeout: 60, onnotice: () => {} })
     admins.set(server, admin)
   }
   return admin
@@ -255,13 +255,16 @@ async function knownServer(): Promise<string | undefined> {
 // The PostgreSQL a developer machine (and CI) runs locally; PREFLIGHT_TEST_LOCAL_URL overrides it.
 const LOCAL_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
 
-// Asked once per address and test process (each connection costs the server 40 ms of CPU on CI's machine).
+// Answered once per address and test process when it answers (each connection costs the server 40 ms
+// of CPU on CI's machine).
 const answered = new Map<string, Promise<boolean>>()
 function answers(url: string): Promise<boolean> {
   let probe = answered.get(url)
   if (!probe) {
     probe = probeOnce(url)
     answered.set(url, probe)
+    // a failed probe is asked again next time (a loaded machine may miss the connect timeout once)
+    probe.then((ok) => ok || answered.delete(url))
   }
   return probe
 }
