@@ -29,32 +29,40 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
   const server = await serverUrl()
   const admin = adminOf(server)
   const reuse = opts.migrate !== false && RUN !== undefined
-  const pool = (name: string) =>
-    connectPostgres(withDatabase(server, name), { poolSize: opts.poolSize ?? 12 })
-  let name = reuse ? spares(server).pop() : undefined
-  let db = name ? pool(name) : undefined
-  if (name && db && !(await emptied(db))) {
-    await db.close()
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    name = undefined
-  }
-  if (!name || !db) {
-    name = newName()
+  const open = (name: string) => ({
+    name,
+    db: connectPostgres(withDatabase(server, name), { poolSize: opts.poolSize ?? 12 }),
+  })
+  let made = reuse ? await spare(server, open) : undefined
+  if (!made) {
+    const name = newName()
     const template = opts.migrate === false ? 'template1' : await migratedTemplate(server)
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`)
-    db = pool(name)
+    made = open(name)
   }
-  const dropped = name
+  const { name, db } = made
   return {
     url: withDatabase(server, name),
     db,
     async drop() {
       await db.close()
-      const spare = reuse ? await fenced(admin, dropped) : undefined
-      if (spare) spares(server).push(spare)
-      else await admin.unsafe(`DROP DATABASE IF EXISTS ${dropped} WITH (FORCE)`)
+      const kept = reuse ? await fenced(admin, name) : undefined
+      if (kept) spares(server).push(kept)
+      else await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     },
   }
+}
+
+// A database an earlier suite of this process kept, emptied and opened; undefined when there is none
+// (one that cannot be emptied is dropped).
+async function spare(server: string, open: (name: string) => { name: string; db: Database }) {
+  const name = spares(server).pop()
+  if (!name) return undefined
+  const made = open(name)
+  if (await emptied(made.db)) return made
+  await made.db.close()
+  await adminOf(server).unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  return undefined
 }
 
 // Migrated databases are used again by the next suite of the same test process (vitest keeps this

@@ -32,7 +32,10 @@ export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>
 export interface ConnectOptions {
   statementTimeoutMs?: number
   poolSize?: number
-  // PGlite: told before a first start makes the data directory, and how (seconds of work)
+}
+
+export interface PgliteOptions extends ConnectOptions {
+  // told before a first start makes the data directory, and how (seconds of work)
   making?: (from: MadeFrom) => void
 }
 
@@ -90,7 +93,7 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
   }
 }
 
-export async function openPglite(dataDir: string | undefined, opts: ConnectOptions = {}): Promise<Database> {
+export async function openPglite(dataDir: string | undefined, opts: PgliteOptions = {}): Promise<Database> {
   if (dataDir && !isDataDir(dataDir)) await makeDataDir(dataDir, opts.making)
   const pg = new PGlite(dataDir)
   await pg.waitReady

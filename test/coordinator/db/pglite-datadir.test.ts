@@ -1,7 +1,7 @@
 // The embedded database's first start: a new data directory made from the initdb image `npm run build`
 // keeps (dist/assets), or by initdb when there is none of this PGlite version; made whole or not at all.
 import { existsSync } from 'node:fs'
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -169,6 +169,16 @@ describe('a first start of the embedded database', () => {
       /is not empty and holds no PGlite database/,
     )
     expect(await readdir(pgdata)).toEqual(['notes.txt'])
+    expect(existsSync(`${pgdata}.new`)).toBe(false)
+  })
+
+  it('refuses a pgdata that is a link, and says to link the data directory instead', async () => {
+    const { assets, pgdata } = await place({ [IMAGE]: tarOf(['/PG_VERSION', '17\n']) })
+    const elsewhere = `${pgdata}-elsewhere`
+    await mkdir(elsewhere)
+    await symlink(elsewhere, pgdata)
+    await expect(makeDataDir(pgdata, undefined, assets)).rejects.toThrow(/is a mount point or a link/)
+    expect(await readdir(elsewhere)).toEqual([])
     expect(existsSync(`${pgdata}.new`)).toBe(false)
   })
 
