@@ -9,10 +9,10 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/containers/**', 'test/soak/**'],
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/support/per-file.ts'],
-    // one worker more than cores (vitest's default is one fewer): most files wait on processes, git and
-    // PostgreSQL rather than compute, and a third worker fills those waits. On 2 cores: 141 s with 2
-    // workers, 101 s with 3, 103–110 s with 4 (the machine is then saturated; README, Quickstart)
-    maxWorkers: availableParallelism() + 1,
+    // two workers more than cores (vitest's default is one fewer): most files wait on processes, git and
+    // PostgreSQL rather than compute, and the extra workers fill those waits. On 2 cores, measured back to
+    // back: 80–89 s with 3 workers, 66–78 s with 4, 79 s with 5 (the machine is then saturated)
+    maxWorkers: availableParallelism() + 2,
     // a worker reuses its loaded modules for the next file instead of importing them again (a third of
     // the suite's time was imports): test files keep no module state, and restore what they change of
     // process.env, timers and spies in afterEach

