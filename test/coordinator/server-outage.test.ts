@@ -169,11 +169,13 @@ describe('a database outage', () => {
     const ready = answers.filter((a) => a.route === '/readyz')
     expect(Math.max(...ready.map((a) => a.ms)), 'the slowest /readyz, ms').toBeLessThan(1000)
     expect(ready.some((a) => a.at > downAt + 500 && a.at < backAt && a.status === 503)).toBe(true)
-    // Nothing failed later than 2 s after the database's return, and every route answered 2xx again.
-    // (When a route's first 2xx comes is the loops' pace, not the server's: a cycle reaches GET
-    // /v1/dispatches/{id} only after five calls, seconds on a loaded machine.)
+    // Nothing sent later than 2 s after the database's return failed, and every route answered 2xx
+    // again. (By when it was sent, not answered: on a loaded machine a /readyz sent 1.4 s after the
+    // return was answered 503 at 2.2 s. When a route's first 2xx comes is the loops' pace, not the
+    // server's: a cycle reaches GET /v1/dispatches/{id} only after five calls, seconds on a loaded
+    // machine.)
     const recovered = backAt + 2000
-    expect(failed.filter((a) => a.at > recovered)).toEqual([])
+    expect(failed.filter((a) => a.at - a.ms > recovered)).toEqual([])
     const routes = new Set(answers.map((a) => a.route))
     for (const route of routes) {
       const ok = answers.filter((a) => a.route === route && a.at > backAt && a.status < 300)
