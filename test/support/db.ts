@@ -38,6 +38,11 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
     const name = newName()
     const template = opts.migrate === false ? 'template1' : await migratedTemplate(server)
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template}`)
+    // a commit does not wait for its WAL to reach the disk (nothing of a test database has to outlive
+    // a crash of the server): a quarter less of PostgreSQL's CPU per transaction on the CI machine
+    // (pgbench), and each test's writes answer sooner. Every connection to it, the spawned
+    // coordinators' too; a database kept for the next suite keeps it.
+    await admin.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
     made = open(name)
   }
   const { name, db } = made
@@ -111,21 +116,47 @@ async function fenced(admin: postgres.Sql, name: string): Promise<string | undef
 
 const names = (rows: { name?: unknown }[]) => rows.map((r) => r.name).join('\n')
 
-// A kept database with every table but the migrations' emptied; false when it cannot be (or the
-// migrations it records are not the current set): the caller drops it.
+// A kept database with every table but the migrations' emptied and its sequences back at their start;
+// false when it cannot be (or the migrations it records are not the current set): the caller drops it.
+// By DELETE, the tables that reference others first, and setval: a TRUNCATE ... RESTART IDENTITY made a
+// new file for every table, index and sequence, 80 ms of PostgreSQL's time a suite on the CI machine's
+// disk against 12 ms for deleting what a suite wrote.
 async function emptied(db: Database): Promise<boolean> {
   try {
     return await db.script(async (run) => {
       const tables = await run(`
-        SELECT quote_ident(tablename) AS name FROM pg_tables
-        WHERE schemaname = 'public' AND tablename <> 'preflight_migrations'`)
-      await run(`TRUNCATE ${tables.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`)
+        SELECT c.oid::int AS id, quote_ident(c.relname) AS name,
+          array(SELECT f.confrelid::int FROM pg_constraint f
+                WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.confrelid <> c.oid) AS refs
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> 'preflight_migrations'`)
+      const order = referencingFirst(tables as { id: number; name: string; refs: number[] }[])
+      await run(order.map((name) => `DELETE FROM ${name};`).join('\n'))
+      await run(`
+        SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false)
+        FROM pg_sequences WHERE schemaname = 'public'`)
       const applied = await run('SELECT name FROM preflight_migrations ORDER BY name')
       return names(applied) === names(readMigrations())
     })
   } catch {
     return false
   }
+}
+
+// The tables' names, each after every table that references it (a cycle throws: the caller drops the
+// database).
+function referencingFirst(tables: { id: number; name: string; refs: number[] }[]): string[] {
+  const left = new Map(tables.map((t) => [t.id, t]))
+  const order: string[] = []
+  while (left.size > 0) {
+    const free = [...left.values()].filter((t) => ![...left.values()].some((o) => o.refs.includes(t.id)))
+    if (free.length === 0) throw new Error('the foreign keys make a cycle')
+    for (const t of free) {
+      order.push(t.name)
+      left.delete(t.id)
+    }
+  }
+  return order
 }
 
 // The global setup and teardown: drops the databases test processes kept for reuse, of this run

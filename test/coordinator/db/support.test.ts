@@ -62,6 +62,12 @@ describe('test databases used again', () => {
       expect(second.url).not.toBe(first.url)
       const tokens = await second.db.orm.execute(sql`SELECT count(*)::int AS n FROM api_tokens`)
       expect(tokens).toEqual([{ n: 0 }])
+      // its identities start again: the next token is id 1
+      await syncBootstrapTokens(second.db.orm, [
+        { role: 'admin', token: 'reused-admin-token-0123456789abcdef' },
+      ])
+      const ids = await second.db.orm.execute(sql`SELECT id::int FROM api_tokens`)
+      expect(ids).toEqual([{ id: 1 }])
       const applied = await second.db.orm.execute(sql`SELECT count(*)::int AS n FROM preflight_migrations`)
       expect(applied).toEqual([{ n: readMigrations().length }])
       // the connection a suite left open was ended, and cannot come back to the old name
@@ -69,6 +75,17 @@ describe('test databases used again', () => {
     } finally {
       await lingering.end({ timeout: 1 })
       await second.drop()
+    }
+  })
+
+  it('makes a database whose commits do not wait for the disk, on every connection to it', async () => {
+    const t = await createTestDatabase()
+    const other = postgres(t.url as string, { max: 1 })
+    try {
+      expect(await other`SHOW synchronous_commit`).toEqual([{ synchronous_commit: 'off' }])
+    } finally {
+      await other.end()
+      await t.drop()
     }
   })
 
