@@ -95,10 +95,12 @@ describe('runAgent', () => {
     expect(lines).toEqual(['a'.repeat(16_384), 'next'])
   })
 
+  // 290 KB of output: more than the pipe and the stream's buffer hold, so a reader that stopped would
+  // leave the program blocked on a full pipe
   it('keeps reading the output when passing a line on fails', async () => {
     const run = await runAgent({
       workspace: await workspace(),
-      command: ['sh', '-c', 'seq 1 200000; echo done'],
+      command: ['sh', '-c', 'seq 1 50000; echo done'],
       env,
       signal: new AbortController().signal,
       onLine: () => {

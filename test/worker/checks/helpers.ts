@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { ContextRequires } from '../../../src/contract/index.js'
 import { type CheckContext, evaluationContext } from '../../../worker/checks/index.js'
-import { git } from '../git-fixtures.js'
+import { gitAll } from '../git-fixtures.js'
 
 const made: string[] = []
 
@@ -42,10 +42,13 @@ export function link(root: string, rel: string, target: string): void {
 }
 
 export function repoWithCommit(dir = testDir()): string {
-  git(dir, 'init', '-q')
   write(dir, 'README.md')
-  git(dir, 'add', 'README.md')
-  git(dir, '-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'first')
+  gitAll(
+    dir,
+    ['init', '-q'],
+    ['add', 'README.md'],
+    ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'first'],
+  )
   return dir
 }
 
