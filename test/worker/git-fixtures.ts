@@ -18,7 +18,7 @@ const identity = {
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: cwd, ...identity },
+    env: fixtureEnv(cwd),
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   }).trim()
@@ -32,12 +32,10 @@ export function gitAll(cwd: string, ...commands: string[][]): void {
   const script = commands
     .map((args) => ['git', '-c', 'init.defaultBranch=main', ...args].map(quote).join(' '))
     .join(' && ')
-  execFileSync('sh', ['-c', script], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: cwd, ...identity },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  execFileSync('sh', ['-c', script], { cwd, env: fixtureEnv(cwd), stdio: ['ignore', 'pipe', 'pipe'] })
 }
+
+const fixtureEnv = (cwd: string) => ({ PATH: process.env.PATH ?? '', HOME: cwd, ...identity })
 
 // A fresh directory the caller removes (removeAll); it may outlive a test. (checks/helpers.ts's testDir
 // is one test's own and is removed after it.)
