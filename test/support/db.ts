@@ -126,8 +126,8 @@ async function emptied(db: Database): Promise<boolean> {
     return await db.script(async (run) => {
       const tables = await run(`
         SELECT c.oid::int AS id, quote_ident(c.relname) AS name,
-          array(SELECT f.confrelid::int FROM pg_constraint f
-                WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.confrelid <> c.oid) AS refs
+          (SELECT coalesce(json_agg(f.confrelid::int), '[]') FROM pg_constraint f
+           WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.confrelid <> c.oid) AS refs
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> 'preflight_migrations'`)
       const order = referencingFirst(tables as { id: number; name: string; refs: number[] }[])
@@ -144,7 +144,7 @@ async function emptied(db: Database): Promise<boolean> {
 }
 
 // The tables' names, each after every table that references it (a cycle throws: the caller drops the
-// database).
+// database). `refs` as JSON: the pool reads no arrays (fetch_types: false, docs/http-api.md).
 function referencingFirst(tables: { id: number; name: string; refs: number[] }[]): string[] {
   const left = new Map(tables.map((t) => [t.id, t]))
   const order: string[] = []

@@ -3,7 +3,9 @@ import postgres from 'postgres'
 import { afterEach, describe, expect, it } from 'vitest'
 import { readMigrations } from '../../../src/coordinator/db/migrate.js'
 import { syncBootstrapTokens } from '../../../src/coordinator/http/auth.js'
+import { createTestApp } from '../../support/app.js'
 import { createTestDatabase } from '../../support/db.js'
+import { queueDispatch } from '../../support/fixtures.js'
 
 describe('test database selection', () => {
   const saved = {
@@ -74,6 +76,25 @@ describe('test databases used again', () => {
       await expect(lingering`SELECT 1`).rejects.toThrow()
     } finally {
       await lingering.end({ timeout: 1 })
+      await second.drop()
+    }
+  })
+
+  // dispatches reference subagent_versions without a cascade: emptied in the wrong order, the kept
+  // database could not be emptied, and would be dropped and made anew (seen so: a new oid)
+  it('empties a kept database whose dispatches reference their definitions', async () => {
+    const first = await createTestApp()
+    await queueDispatch(first)
+    const firstOid = await oid(first.t.url as string)
+    await first.close()
+    const second = await createTestDatabase()
+    try {
+      if (process.env.PREFLIGHT_TEST_RUN) expect(await oid(second.url as string)).toBe(firstOid)
+      const left = await second.db.orm.execute(
+        sql`SELECT (SELECT count(*) FROM dispatches)::int AS d, (SELECT count(*) FROM subagent_versions)::int AS s`,
+      )
+      expect(left).toEqual([{ d: 0, s: 0 }])
+    } finally {
       await second.drop()
     }
   })
