@@ -13,10 +13,14 @@ const identity = {
   GIT_CONFIG_NOSYSTEM: '1',
 }
 
+const fixtureEnv = (cwd: string) => ({ PATH: process.env.PATH ?? '', HOME: cwd, ...identity })
+const GIT = ['git', '-c', 'init.defaultBranch=main']
+
 // git for setting fixtures up (not the code under test): a fixed identity, no user or system config and
 // none of the test runner's GIT_* variables.
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], {
+  const [file = 'git', ...rest] = [...GIT, ...args]
+  return execFileSync(file, rest, {
     cwd,
     env: fixtureEnv(cwd),
     encoding: 'utf8',
@@ -24,18 +28,20 @@ export function git(cwd: string, ...args: string[]): string {
   }).trim()
 }
 
-// Several git commands as git() runs them, in one process: sh runs them in turn and stops at the first
-// that fails. A spawn from a test process forks all of it (its page tables: ~10 ms of CPU at its usual
-// 300 MB on the CI machine, docs/architecture.md), a spawn from sh a fraction of that.
-export function gitAll(cwd: string, ...commands: string[][]): void {
+// `dir` made a repository whose one commit holds what is in it, in one process: sh runs git init, add
+// and commit, as git() would. A spawn from a test process forks all of it (its page tables: ~10 ms of
+// CPU at its usual 300 MB on the CI machine, docs/architecture.md), a spawn from sh a fraction of that.
+export function commitAll(dir: string, message = 'initial'): void {
   const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`
-  const script = commands
-    .map((args) => ['git', '-c', 'init.defaultBranch=main', ...args].map(quote).join(' '))
+  const script = [
+    ['init', '-q'],
+    ['add', '-A'],
+    ['commit', '-q', '-m', message],
+  ]
+    .map((args) => [...GIT, ...args].map(quote).join(' '))
     .join(' && ')
-  execFileSync('sh', ['-c', script], { cwd, env: fixtureEnv(cwd), stdio: ['ignore', 'pipe', 'pipe'] })
+  execFileSync('sh', ['-c', script], { cwd: dir, env: fixtureEnv(dir), stdio: ['ignore', 'pipe', 'pipe'] })
 }
-
-const fixtureEnv = (cwd: string) => ({ PATH: process.env.PATH ?? '', HOME: cwd, ...identity })
 
 // A fresh directory the caller removes (removeAll); it may outlive a test. (checks/helpers.ts's testDir
 // is one test's own and is removed after it.)
@@ -54,7 +60,7 @@ export async function writeFiles(root: string, files: Record<string, string>): P
 export async function makeRepo(files: Record<string, string> = { 'README.md': 'hello\n' }): Promise<string> {
   const dir = await tempDir('preflight-repo-')
   await writeFiles(dir, files)
-  gitAll(dir, ['init', '-q'], ['add', '-A'], ['commit', '-q', '-m', 'initial'])
+  commitAll(dir)
   return dir
 }
 

@@ -70,7 +70,7 @@ export async function makeDataDir(
 function untar(tar: Buffer, into: string): void {
   mkdirSync(into, { recursive: true, mode: 0o700 })
   let at = 0
-  for (; at + 512 <= tar.length && tar[at] !== 0; ) {
+  while (at + 512 <= tar.length && tar[at] !== 0) {
     const field = (from: number, to: number) =>
       tar.toString('latin1', at + from, at + to).replace(/\0.*$/s, '')
     if (field(257, 262) !== 'ustar') throw new Error(`the initdb image is not a ustar archive (at ${at})`)
@@ -81,7 +81,7 @@ function untar(tar: Buffer, into: string): void {
     const type = field(156, 157) || '0'
     const path = join(into, name)
     const inside = relative(into, path)
-    if (inside.startsWith('..') || isAbsolute(inside))
+    if (inside === '..' || inside.startsWith('../') || isAbsolute(inside))
       throw new Error(`the initdb image names ${name}, outside its directory`)
     if (!(size >= 0) || at + 512 + size > tar.length)
       throw new Error(`the initdb image's entry ${name} has a size past its end`)

@@ -132,6 +132,12 @@ describe('a first start of the embedded database', () => {
     expect(await readFile(join(pgdata, 'base', '1'), 'utf8')).toBe('x')
   })
 
+  it('reads a name that begins with two dots but stays inside', async () => {
+    const { assets, pgdata } = await place({ [IMAGE]: tarOf(['/..kept', 'x'], ['/PG_VERSION', '17\n']) })
+    await makeDataDir(pgdata, undefined, assets)
+    expect(await readFile(join(pgdata, '..kept'), 'utf8')).toBe('x')
+  })
+
   it.each([
     ['a name that leaves it through the prefix', tarOf(['/PG_VERSION', '17\n'], ['/..//escaped', 'x'])],
     ['a symbolic link', tarOf(['/PG_VERSION', '17\n'], ['/link', '', '2'])],

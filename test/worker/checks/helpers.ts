@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { ContextRequires } from '../../../src/contract/index.js'
 import { type CheckContext, evaluationContext } from '../../../worker/checks/index.js'
-import { gitAll } from '../git-fixtures.js'
+import { commitAll } from '../git-fixtures.js'
 
 const made: string[] = []
 
@@ -43,12 +43,7 @@ export function link(root: string, rel: string, target: string): void {
 
 export function repoWithCommit(dir = testDir()): string {
   write(dir, 'README.md')
-  gitAll(
-    dir,
-    ['init', '-q'],
-    ['add', 'README.md'],
-    ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'first'],
-  )
+  commitAll(dir, 'first')
   return dir
 }
 
