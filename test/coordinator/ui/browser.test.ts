@@ -1,5 +1,6 @@
 // The operator page in a real browser: Debian's Chromium driven by playwright-core (no browser
-// download). Runs when Chromium is installed (PREFLIGHT_CHROMIUM, else /usr/bin/chromium) and says so
+// download). Runs when Chromium is installed (PREFLIGHT_CHROMIUM, else Debian's headless shell or its
+// full browser: test/support/chromium.ts) and says so
 // when it is not. With PREFLIGHT_UI_SHOTS=1 it also saves screenshots of the pages to test-results/ui/
 // (for a person reviewing a change to them; five full pages cost the run 5 s of CPU, so not by default).
 import { existsSync, mkdirSync } from 'node:fs'
@@ -17,7 +18,7 @@ const SHOTS = process.env.PREFLIGHT_UI_SHOTS === '1' ? join(process.cwd(), 'test
 
 if (!present) {
   console.warn(
-    `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set PREFLIGHT_CHROMIUM)`,
+    `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium-headless-shell, or set PREFLIGHT_CHROMIUM)`,
   )
 }
 
