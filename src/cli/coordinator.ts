@@ -3,7 +3,8 @@
 
 import type { CoordinatorConfig } from '../coordinator/config.js'
 import { migrate } from '../coordinator/db/migrate.js'
-import { MIN_TOKEN_LENGTH, parseBootstrapTokens, syncBootstrapTokens } from '../coordinator/http/auth.js'
+import { syncBootstrapTokens } from '../coordinator/http/auth.js'
+import { MIN_TOKEN_LENGTH, parseBootstrapTokens } from '../coordinator/http/bootstrap-tokens.js'
 import { startServer } from '../coordinator/server.js'
 import { createLog } from '../log/log.js'
 import { intFlag } from './args.js'

@@ -4,8 +4,11 @@ import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { FreeJsonObject } from './json.js'
 import { REPO_SECRET_MESSAGE, repoHasSecret } from './repo-url.js'
 import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
+import { ROLES } from './roles.js'
 import { Metadata, Priority } from './steering.js'
 import { Timestamp } from './timestamp.js'
+
+export { ROLES }
 
 const noNul = (s: string) => !s.includes('\0')
 const text = (max: number) => z.string().min(1).max(max).refine(noNul, 'must not contain NUL')
@@ -17,7 +20,6 @@ export const DECISIONS = ['proceed', 'abort'] as const
 export const Decision = z.enum(DECISIONS)
 export type Decision = z.infer<typeof Decision>
 
-export const ROLES = ['orchestrator', 'worker', 'operator', 'admin'] as const
 export const Role = z.enum(ROLES)
 export type Role = z.infer<typeof Role>
 

@@ -8,7 +8,7 @@ import { chromium } from 'playwright-core'
 // itself prefers for headless runs) when it is installed: for the same pages it costs a quarter of the
 // full browser's CPU (measured: 0.95 s against 3.8 s for three pages), and the page tests ran ~38 s of
 // Chromium's CPU a suite with the full one. Else the full browser, which serves the same tests.
-const INSTALLED = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium']
+const INSTALLED = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'] as const
 export const CHROMIUM =
   process.env.PREFLIGHT_CHROMIUM ?? INSTALLED.find((path) => existsSync(path)) ?? INSTALLED[0]
 

@@ -1,7 +1,7 @@
 // Bearer-token authentication and role checks. Tokens are random and stored as sha256 hashes.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
-import { Role } from '../../contract/index.js'
+import type { Role } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import {
   deleteBootstrapTokensExcept,
@@ -14,8 +14,6 @@ import { ApiError, ErrorCode } from './errors.js'
 import type { AppEnv } from './http.js'
 import type { Principal, TokenCache } from './token-cache.js'
 
-export const MIN_TOKEN_LENGTH = 16
-
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex')
 
 const generateToken = () => `pft_${randomBytes(32).toString('base64url')}`
@@ -25,30 +23,6 @@ export async function createToken(db: Orm, role: Role, opts: NewToken = {}) {
   const token = generateToken()
   const id = await insertToken(db, hashToken(token), role, opts)
   return { id, token }
-}
-
-// Parses PREFLIGHT_BOOTSTRAP_TOKENS="role:token,role:token"; throws a one-sentence Error when malformed.
-export function parseBootstrapTokens(spec: string): { role: Role; token: string }[] {
-  return spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((entry) => {
-      const at = entry.indexOf(':')
-      const role = Role.safeParse(entry.slice(0, Math.max(at, 0)))
-      const token = entry.slice(at + 1)
-      if (at < 1 || !role.success) {
-        throw new Error(
-          `PREFLIGHT_BOOTSTRAP_TOKENS: "${entry.slice(0, 20)}…" is not role:token with a role of ${Role.options.join(', ')}`,
-        )
-      }
-      if (token.length < MIN_TOKEN_LENGTH) {
-        throw new Error(
-          `PREFLIGHT_BOOTSTRAP_TOKENS: the ${role.data} token must be at least ${MIN_TOKEN_LENGTH} characters`,
-        )
-      }
-      return { role: role.data, token }
-    })
 }
 
 // Makes the bootstrap tokens exactly these: each is seeded (a revoked one stays revoked), and those
