@@ -14,7 +14,8 @@ const identity = {
 }
 
 const fixtureEnv = (cwd: string) => ({ PATH: process.env.PATH ?? '', HOME: cwd, ...identity })
-const GIT = ['git', '-c', 'init.defaultBranch=main']
+// maintenance.auto=false: a commit would start `git maintenance run --auto`, one more process (80 a run)
+const GIT = ['git', '-c', 'init.defaultBranch=main', '-c', 'maintenance.auto=false']
 
 // git for setting fixtures up (not the code under test): a fixed identity, no user or system config and
 // none of the test runner's GIT_* variables.
