@@ -6,7 +6,8 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ROLES, type RoleName } from '../src/contract/roles.js'
+import type { Role } from '../src/contract/index.js'
+import { ROLES } from '../src/contract/roles.js'
 import { parseBootstrapTokens } from '../src/coordinator/http/bootstrap-tokens.js'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -14,7 +15,7 @@ export const BIN = join(ROOT, 'bin', 'preflight.js')
 // npm start's own directory: the coordinator's PGlite, start.json (for the demo) and start.lock
 export const DATA_DIR = join(ROOT, '.preflight')
 export const stateFile = (dataDir: string) => join(dataDir, 'start.json')
-export type Tokens = Record<RoleName, string>
+export type Tokens = Record<Role, string>
 
 export interface StartState {
   url: string

@@ -1,11 +1,12 @@
 // PREFLIGHT_BOOTSTRAP_TOKENS read without zod or the database, so that `npm start`, which reads it too,
 // loads neither (a bad argument is refused for a quarter of the CPU: 5 modules, not 254).
-import { isRole, ROLES, type RoleName } from '../../contract/roles.js'
+import type { Role } from '../../contract/index.js'
+import { isRole, ROLES } from '../../contract/roles.js'
 
 export const MIN_TOKEN_LENGTH = 16
 
 // Parses "role:token,role:token"; throws a one-sentence Error when malformed.
-export function parseBootstrapTokens(spec: string): { role: RoleName; token: string }[] {
+export function parseBootstrapTokens(spec: string): { role: Role; token: string }[] {
   return spec
     .split(',')
     .map((s) => s.trim())
