@@ -2,24 +2,27 @@
 //
 // `git add` on a temporary index would run the repository's clean filters, eol conversion and fsmonitor.
 // Instead every blob is hashed with `hash-object --no-filters` and the index is written with
-// `update-index -z --index-info` (no worktree read), then `write-tree`. None of these runs a filter, a hook
-// or fsmonitor; the real index is never read or written and nothing is committed.
-import { lstat, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises'
+// `update-index -z --index-info` (no worktree read), symlinks with `update-index --add` (git reads the
+// link's text; no filter applies to a link), then `write-tree`. None of these runs a filter, a hook or
+// fsmonitor; the real index is never read or written and nothing is committed. The worker writes nothing
+// in the scratch directory: git, running as the agent, writes the temporary index there, and nothing else.
+import { lstat, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Baseline } from '../src/contract/index.js'
 import type { GitRun } from './run/git-env.js'
 import type { GitRunner } from './run/job-git.js'
 
-const CHUNK = 500
-const CHUNK_CHARS = 64 * 1024
 const GITLINK = '160000'
 const SLASH = 0x2f
 
-// A fresh directory for the temporary index, writable by whoever runs git.
-export type ScratchMaker = () => Promise<string>
+// A fresh directory for the temporary index, writable by whoever runs git, and its removal.
+export type ScratchMaker = () => Promise<{ dir: string; remove(): Promise<void> }>
 
-const tmpScratch: ScratchMaker = () => mkdtemp(join(tmpdir(), 'preflight-baseline-'))
+const tmpScratch: ScratchMaker = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'preflight-baseline-'))
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) }
+}
 
 // File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid
 // UTF-8 is recorded as it is, never dropped or decoded into another name.
@@ -35,21 +38,24 @@ export async function captureBaseline(
   const root = top.stdout.trim()
   const scratch = await makeScratch()
   try {
-    const env = { GIT_INDEX_FILE: join(scratch, 'index') }
+    const env = { GIT_INDEX_FILE: join(scratch.dir, 'index') }
     const run = (args: string[], input?: Buffer) => must(git(root, args, { env, input, timeoutMs }), args)
     const head = await resolveHead((args) => git(root, args, { timeoutMs }))
     if (head) await run(['read-tree', head])
     const entries = await listEntries(run)
-    const { blobs, gone } = await hashEntries(root, scratch, entries, run)
+    const { blobs, links, gone } = await hashEntries(root, entries, run)
     // Removals first (mode 0): a path that changed type (file x → directory x/, or the reverse) is in
     // `gone` under its old name, and adding the new one next to it would be a file/directory conflict.
     const removals = gone.map((path) => ({ path, mode: '0', sha: '0'.repeat(40) }))
     await run(['update-index', '-z', '--index-info'], indexInfo(removals))
     await run(['update-index', '-z', '--index-info'], indexInfo(blobs))
+    // core.symlinks: the workspace's config must not make git record a link as a file of its text
+    const addLinks = ['-c', 'core.symlinks=true', 'update-index', '--add', '--replace', '-z', '--stdin']
+    if (links.length > 0) await run(addLinks, Buffer.concat(links.flatMap((p) => [p, Buffer.from([0])])))
     const tree = (await run(['write-tree'])).stdout.trim()
     return { head, tree }
   } finally {
-    await rm(scratch, { recursive: true, force: true })
+    await scratch.remove()
   }
 }
 
@@ -88,50 +94,52 @@ interface Blob {
 
 async function hashEntries(
   root: string,
-  scratch: string,
   entries: Entry[],
   run: Run,
-): Promise<{ blobs: Blob[]; gone: Buffer[] }> {
-  const files: { path: Buffer; mode: string; source: string }[] = []
+): Promise<{ blobs: Blob[]; links: Buffer[]; gone: Buffer[] }> {
+  const files: { path: Buffer; mode: string }[] = []
+  const links: Buffer[] = []
   const gone: Buffer[] = []
   const realDir = inRealDirs(root)
-  for (const [i, entry] of entries.entries()) {
+  for (const entry of entries) {
     if (entry.gitlink) continue
-    const abs = inside(root, entry.path)
-    const stat = (await realDir(entry.path)) ? await lstat(abs).catch(() => undefined) : undefined
-    if (stat?.isSymbolicLink()) {
-      // A symlink's blob is its target text; hashing the path would follow the link.
-      const source = join(scratch, `link-${i}`)
-      await writeFile(source, await readlink(abs, { encoding: 'buffer' }))
-      files.push({ path: entry.path, mode: '120000', source })
-    } else if (stat?.isFile()) {
-      files.push({
-        path: entry.path,
-        mode: stat.mode & 0o100 ? '100755' : '100644',
-        source: await nameFor(entry, i),
-      })
-    } else {
-      gone.push(entry.path)
-    }
+    const stat = (await realDir(entry.path))
+      ? await lstat(inside(root, entry.path)).catch(() => undefined)
+      : undefined
+    // a link's blob is its text, which update-index --add reads; hashing the path would follow the link
+    if (stat?.isSymbolicLink()) links.push(entry.path)
+    else if (stat?.isFile()) files.push({ path: entry.path, mode: stat.mode & 0o100 ? '100755' : '100644' })
+    else gone.push(entry.path)
   }
-  const blobs: Blob[] = []
-  for (const batch of chunks(files, (f) => f.source.length)) {
-    const out = await run(['hash-object', '-w', '--no-filters', '--', ...batch.map((f) => f.source)])
-    const shas = out.stdout.trim().split('\n')
-    for (const [i, f] of batch.entries()) blobs.push({ path: f.path, mode: f.mode, sha: shas[i] ?? '' })
-  }
-  return { blobs, gone }
-
-  // A command line carries only text: a name that is not UTF-8 is hashed through a link in the scratch
-  // directory (hash-object reads the file it points at; the file was just seen to be a regular file).
-  async function nameFor(entry: Entry, i: number): Promise<string> {
-    const text = entry.path.toString('utf8')
-    if (Buffer.from(text, 'utf8').equals(entry.path)) return text
-    const source = join(scratch, `name-${i}`)
-    await symlink(inside(root, entry.path), source)
-    return source
-  }
+  if (files.length === 0) return { blobs: [], links, gone }
+  // one git for every file, its names on stdin as bytes: any name, UTF-8 or not, and no command-line bound
+  const out = await run(
+    ['hash-object', '-w', '--no-filters', '--stdin-paths'],
+    Buffer.concat(files.map((f) => quoted(f.path))),
+  )
+  const shas = out.stdout.trim().split('\n')
+  const blobs = files.map((f, i) => ({ path: f.path, mode: f.mode, sha: shas[i] ?? '' }))
+  return { blobs, links, gone }
 }
+
+// A name as one --stdin-paths line, C-quoted (git unquotes a line that begins with a double quote): a
+// newline, a carriage return or a leading quote in a name cannot split or change it. Bytes of 0x80 and
+// above pass as they are.
+function quoted(path: Buffer): Buffer {
+  const out: number[] = [DQUOTE]
+  for (const byte of path) {
+    if (byte === DQUOTE || byte === BACKSLASH) out.push(BACKSLASH, byte)
+    else if (byte < 0x20 || byte === 0x7f)
+      out.push(BACKSLASH, ...Buffer.from(byte.toString(8).padStart(3, '0')))
+    else out.push(byte)
+  }
+  out.push(DQUOTE, NEWLINE)
+  return Buffer.from(out)
+}
+
+const DQUOTE = 0x22
+const BACKSLASH = 0x5c
+const NEWLINE = 0x0a
 
 // `root/path` as bytes: the path may not be valid UTF-8.
 function inside(root: string, path: Buffer): Buffer {
@@ -179,23 +187,5 @@ function split(z: Buffer): Buffer[] {
     if (stop > from) out.push(z.subarray(from, stop))
     from = stop + 1
   }
-  return out
-}
-
-// Batches small enough for one command line (count and characters both bounded).
-function chunks<T>(list: T[], size: (item: T) => number): T[][] {
-  const out: T[][] = []
-  let batch: T[] = []
-  let chars = 0
-  for (const item of list) {
-    if (batch.length >= CHUNK || (batch.length > 0 && chars + size(item) > CHUNK_CHARS)) {
-      out.push(batch)
-      batch = []
-      chars = 0
-    }
-    batch.push(item)
-    chars += size(item) + 1
-  }
-  if (batch.length > 0) out.push(batch)
   return out
 }

@@ -2,10 +2,11 @@
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { chmod, lchown, lstat, mkdir, readdir } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
 import type { AgentIdentity } from './checks/types.js'
+import { removeAgentTrees } from './run/remove.js'
 
 export type { AgentIdentity }
 
@@ -134,44 +135,39 @@ function readStatus(pid: string): string | undefined {
   }
 }
 
-// The shared temporary directories: what a slot uid leaves at their top is removed when its dispatch
-// ends, so the slot's next agent does not find it.
-const SHARED_TMP = ['/tmp', '/var/tmp', '/dev/shm']
-
-// Removes the uid's own entries at the top of the shared temporary directories. Only after a sweep:
-// with no process of the uid alive, nothing can swap an entry for a link meanwhile.
-export async function removeLeftovers(
-  who: AgentIdentity,
-  dirs: readonly string[] = SHARED_TMP,
-): Promise<void> {
-  for (const dir of dirs) {
-    const names = await readdir(dir).catch(() => [] as string[])
-    for (const name of names) {
-      const path = join(dir, name)
-      if ((await lstat(path).catch(() => undefined))?.uid === who.uid)
-        await rm(path, { recursive: true, force: true })
-    }
-  }
-}
-
 // The agent's HOME and TMPDIR for one dispatch, beside its workspace in the workdir.
 export function privateDirs(workdir: string, name: string): { HOME: string; TMPDIR: string } {
   return { HOME: join(workdir, `${name}.home`), TMPDIR: join(workdir, `${name}.tmp`) }
 }
 
-// Makes HOME and TMPDIR afresh, mode 0700 and owned by the slot uid; `remove` takes them away again.
+// Makes HOME and TMPDIR afresh, mode 0700 and owned by the slot uid; `remove` takes them away again, with
+// the baseline's scratch directory if one was left.
 export async function makePrivateDirs(workdir: string, name: string, who: AgentIdentity) {
   const dirs = Object.values(privateDirs(workdir, name))
-  for (const dir of dirs) {
-    await rm(dir, { recursive: true, force: true })
-    await mkdir(dir, { mode: 0o700 })
-    await lchown(dir, who.uid, who.gid)
-  }
-  return {
-    async remove() {
-      for (const dir of dirs) await rm(dir, { recursive: true, force: true })
-    },
-  }
+  const all = [...dirs, scratchPath(workdir, name)]
+  // left by a worker that died: a walk that follows no link, whoever wrote there since
+  await removeAgentTrees(all, who)
+  for (const dir of dirs) await ownDir(dir, who)
+  return { remove: () => removeAgentTrees(all, who) }
+}
+
+// mkdir in the workdir, root's and 0711, where no agent uid may create or swap an entry: made anew
+// (it fails when something is there), then given to the slot uid.
+async function ownDir(dir: string, who: AgentIdentity): Promise<void> {
+  await mkdir(dir, { mode: 0o700 })
+  await lchown(dir, who.uid, who.gid)
+}
+
+const scratchPath = (workdir: string, name: string) => join(workdir, `${name}.baseline`)
+
+// The baseline's scratch directory (git's temporary index, git running as the slot uid), made after
+// setup's processes are gone, beside the workspace and not in TMPDIR: an agent may open its own
+// directories to other uids, but not the workdir. The worker writes nothing in it and removes it by a
+// walk that follows no link.
+export async function agentScratch(workdir: string, name: string, who: AgentIdentity) {
+  const dir = scratchPath(workdir, name)
+  await ownDir(dir, who)
+  return { dir, remove: () => removeAgentTrees([dir], who) }
 }
 
 // Gives a fresh clone (made by the worker, nothing of the agent's in it) to the slot uid. The top stays
@@ -197,13 +193,6 @@ async function chownBelow(dir: string, who: AgentIdentity, own: number): Promise
       await lchown(path, who.uid, who.gid)
     }),
   )
-}
-
-// A scratch directory of the agent's for git running as it (the baseline's temporary index).
-export async function agentScratch(parent: string, who: AgentIdentity): Promise<string> {
-  const dir = await mkdtemp(join(parent, 'preflight-baseline-'))
-  await lchown(dir, who.uid, who.gid)
-  return dir
 }
 
 // Where one of `who` could replace `file`: the file itself or a directory on its way that one of them

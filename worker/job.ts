@@ -5,8 +5,9 @@ import type { Api, DispatchFence } from './api.js'
 import type { Fenced } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, removeLeftovers, sweep, swept } from './identity.js'
+import { type AgentIdentity, privateDirs, sweep, swept } from './identity.js'
 import { keepLease } from './lease.js'
+import { removeIpc, removeSharedEntries, sharedDirs } from './leftovers.js'
 import { stepLog, type WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
 import { bindGit, type JobGit } from './run/job-git.js'
@@ -23,6 +24,9 @@ export interface DispatchDeps {
   identity?: AgentIdentity
   // --metrics-port: how long each step took
   metrics?: Pick<WorkerMetrics, 'stepTook'>
+  // with an identity: something of the dispatch could not be removed, so the slot must claim no more
+  // (its next agent, of the same uid, would find it)
+  retire?: (why: string) => void
 }
 
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'cancelled' | 'abandoned'
@@ -152,18 +156,28 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
       enter('cleanup')
       try {
         // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
-        // some cannot be stopped, the worker touches none of its files (a live agent could swap a directory
-        // for a link under a recursive removal) and the slot claims no more.
+        // some cannot be stopped, the worker touches none of its files and the slot claims no more. The
+        // removals walk without following links all the same: another slot's uid may still be writing
+        // in a directory this agent opened to it.
         const kept = (why: string) => log.warn('kept its files', { why })
         if (identity && !(await swept(identity, kept))) return
-        if (identity) await removeLeftovers(identity)
-        for (const release of releases.reverse()) {
+        const left: string[] = []
+        const attempt = async (release: () => Promise<void> | void) => {
           try {
-            await release(ending)
+            await release()
           } catch (err) {
-            log.warn('cleanup failed', { why: err instanceof Error ? err.message : String(err) })
+            const why = err instanceof Error ? err.message : String(err)
+            log.warn('cleanup failed', { why })
+            left.push(why)
           }
         }
+        if (identity) {
+          await attempt(async () => removeSharedEntries(identity, await sharedDirs()))
+          await attempt(() => removeIpc(identity))
+        }
+        for (const release of releases.reverse()) await attempt(() => release(ending))
+        if (identity && left.length > 0)
+          deps.retire?.(`the dispatch left what could not be removed: ${left[0]}`)
       } finally {
         took()
       }

@@ -12,6 +12,8 @@ export interface WorkerMetrics {
   ended(ending: Ending): void
   // a dispatch spent `seconds` in `step`
   stepTook(step: string, seconds: number): void
+  // a slot stopped claiming: a process of its uid could not be stopped, or what it left not removed
+  outOfService(): void
 }
 
 export function createWorkerMetrics(opts: { concurrency: number; processMetrics?: boolean }): WorkerMetrics {
@@ -40,8 +42,14 @@ export function createWorkerMetrics(opts: { concurrency: number; processMetrics?
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200],
     registers: [registry],
   })
+  const outOfService = new Gauge({
+    name: 'preflight_worker_slots_out_of_service',
+    help: 'Slots that claim no more: a process of their uid could not be stopped, or what it left could not be removed (see the log)',
+    registers: [registry],
+  })
   return {
     registry,
+    outOfService: () => outOfService.inc(),
     busy: (delta) => busy.inc(delta),
     ended: (ending) => ended.inc({ ending }),
     stepTook: (step, seconds) => steps.observe({ step }, seconds),

@@ -34,6 +34,9 @@ export interface PrepareOptions {
   cloneCredentials?: CloneCredentials
   signal?: AbortSignal
   timeoutMs?: number
+  // removes what a worker that died left at `<workdir>/<name>` (with an agent uid: a walk that follows
+  // no link, worker/run/remove.ts); fs.rm by default
+  remove?: (dir: string) => Promise<void>
 }
 
 // The clone (or the allowed path) for one dispatch. A clone goes to `<workdir>/<name>`; the caller
@@ -52,13 +55,15 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
     refuseByPatterns(opts.workspace.repo, opts.repoAllow ?? [])
   if (refused) return { ok: false, reason: SetupReason.RepoNotAllowed, detail: refused }
   const dir = join(opts.workdir, opts.name)
-  await rm(dir, { recursive: true, force: true })
+  await (opts.remove ?? removeTree)(dir)
   await mkdir(opts.workdir, { recursive: true })
   const failure = await cloneAt(opts.workspace.repo, opts.workspace.ref, dir, opts).catch((err: unknown) =>
     gitFault(err, opts),
   )
   return failure ?? { ok: true, dir }
 }
+
+const removeTree = (dir: string) => rm(dir, { recursive: true, force: true })
 
 // workspace.path only when its real path is inside the real path of a --workspace-root (symlinks resolved).
 export async function allowedPath(path: string, roots: readonly string[]): Promise<Prepared> {

@@ -9,6 +9,7 @@ import { type Fenced, refusalReport, type Unreadable } from './claim.js'
 import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job, untilDeadline } from './job.js'
 import { prepareWorkspace } from './prepare.js'
+import { removeAgentTrees } from './run/remove.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
 type Failure = { ok: false; reason: string; detail: string }
@@ -25,7 +26,8 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
   const { name, identity } = job
   const clone = job.claim.dispatch.workspace.path === undefined
   // A clone's directory is ours even when the clone failed half-way; a workspace.path never is.
-  if (clone) job.onClose((ending) => removeUnlessKept(job, join(config.workdir, name), ending))
+  const remove = removerFor(job)
+  if (clone) job.onClose((ending) => removeUnlessKept(job, join(config.workdir, name), ending, remove))
   if (identity) {
     const dirs = await makePrivateDirs(config.workdir, name, identity)
     job.onClose(dirs.remove)
@@ -41,18 +43,32 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     cloneCredentials: config.cloneCredentials,
     signal: job.signal,
     timeoutMs: config.cloneTimeoutMs,
+    remove,
   })
   // the clone becomes the agent's; a workspace.path stays whose it is
   if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
   return prepared
 }
 
-async function removeUnlessKept(job: Job, dir: string, ending: Ending): Promise<void> {
+// A tree of the dispatch's removed: with an identity, by a walk that follows no link, as other uids may
+// write in it (worker/run/remove.ts); without one the agent is the worker's own uid, and fs.rm serves.
+function removerFor(job: Job): (dir: string) => Promise<void> {
+  const { identity } = job
+  if (identity) return (dir) => removeAgentTrees([dir], identity)
+  return (dir) => rm(dir, { recursive: true, force: true })
+}
+
+async function removeUnlessKept(
+  job: Job,
+  dir: string,
+  ending: Ending,
+  remove: (dir: string) => Promise<void>,
+) {
   if (job.deps.config.keepFailed && ending !== 'succeeded') {
     job.log.info('kept workspace', { dir, ending })
     return
   }
-  await rm(dir, { recursive: true, force: true })
+  await remove(dir)
 }
 
 export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
@@ -111,8 +127,8 @@ export async function report(job: Job<Fenced>, preflight: PreflightReport): Prom
 export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
   await post(job, 'baseline')
   const { identity } = job
-  // with an identity, the temporary index lives in the agent's private TMPDIR, owned by it
-  const makeScratch = identity ? () => agentScratch(job.agentEnv.TMPDIR ?? '', identity) : undefined
+  // with an identity, the temporary index lives in a directory of the slot uid's that no agent can reach
+  const makeScratch = identity ? () => agentScratch(job.deps.config.workdir, job.name, identity) : undefined
   // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
   const base = await captureBaseline(dir, job.git.run, {
     timeoutMs: job.deps.config.baselineGitTimeoutMs,

@@ -4,6 +4,7 @@ import { readClaim } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
+import { sharedDirs } from './leftovers.js'
 import { runDispatch } from './lifecycle.js'
 import type { WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
@@ -36,6 +37,8 @@ export function startWorker(
     abandoned: 0,
   }
   const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }
+  // the slots' uids may leave entries in any world-writable directory: found now, swept after each dispatch
+  if (opts.agentUid !== undefined) void sharedDirs()
   const metrics = deps.metrics
   // claims made or under way: a slot takes its place before it asks, so slots together never exceed the limit
   let taken = 0
@@ -44,9 +47,17 @@ export function startWorker(
     let failures = 0
     const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
     const log = dispatchDeps.log.child({ slot: n })
-    const deps = { ...dispatchDeps, log, ...(identity ? { identity } : {}) }
-    const stopped = (why: string) => log.warn('slot stopped, claims no more', { why })
+    let retired: string | undefined
+    const retire = (why: string) => {
+      retired ??= why
+    }
+    const deps = { ...dispatchDeps, log, ...(identity ? { identity, retire } : {}) }
+    const stopped = (why: string) => {
+      log.error('slot out of service, claims no more', { why })
+      metrics?.outOfService()
+    }
     while (!stopping.signal.aborted) {
+      if (retired) return stopped(retired)
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
       // Before every claim, no process of the slot's uid is left (from the last dispatch or a worker that
       // died): none can change the next dispatch's workspace. A slot that cannot promise it stops.

@@ -1,0 +1,97 @@
+// What a slot uid can leave on the machine outside its dispatch's own directories — entries in the
+// world-writable directories, System V IPC objects — and their removal once no process of it is left,
+// so the slot's next agent finds none of it.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { lstat, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { AgentIdentity } from './checks/types.js'
+import { removeTrees } from './run/remove.js'
+
+// Where any uid may create entries on a usual Linux host, whichever filesystem holds them (tmpfs mounts
+// are not on the root filesystem the scan below walks).
+const KNOWN_SHARED = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lock', '/dev/mqueue']
+
+let shared: Promise<string[]> | undefined
+
+// The known shared directories and every other world-writable directory on the root filesystem, found
+// once per worker (a walk of the whole filesystem: ~1 s on a developer's machine, started at the
+// worker's start and awaited by the first sweep that needs it).
+export function sharedDirs(scan = scanRootFs): Promise<string[]> {
+  shared ??= scan().then((found) => [...new Set([...KNOWN_SHARED, ...found])])
+  return shared
+}
+
+function scanRootFs(): Promise<string[]> {
+  return new Promise((resolve) => {
+    const find = spawn('find', ['/', '-xdev', '-type', 'd', '-perm', '-0002', '-print0'], {
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    const chunks: Buffer[] = []
+    find.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    // without find the known list still holds; the docs say what a deployment must not add
+    find.once('error', () => resolve([]))
+    find.once('close', () => resolve(Buffer.concat(chunks).toString('utf8').split('\0').filter(Boolean)))
+  })
+}
+
+// Removes the uid's own entries in the shared directories (at their top: below, the uid's entries are in
+// a directory of its own, or in another uid's, which goes with that uid's sweep). Only after a sweep,
+// and by a walk that follows no link: another uid may still write inside what this one left there.
+export async function removeSharedEntries(who: AgentIdentity, dirs: readonly string[]): Promise<void> {
+  const mine: string[] = []
+  for (const dir of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[])
+    for (const name of names) {
+      const path = join(dir, name)
+      if ((await lstat(path).catch(() => undefined))?.uid === who.uid) mine.push(path)
+    }
+  }
+  await removeTrees(mine)
+}
+
+// System V shared memory, message queues and semaphore sets the uid owns or created: they live on in the
+// kernel after every process of it is gone, and the next agent of the same uid could read them.
+export async function removeIpc(who: AgentIdentity, proc = '/proc/sysvipc'): Promise<void> {
+  const args = IPC.flatMap(({ file, flag, id }) =>
+    ipcObjects(join(proc, file), id, who.uid).flatMap((n) => [flag, n]),
+  )
+  if (args.length === 0) return
+  await new Promise<void>((resolve, reject) => {
+    const ipcrm = spawn('ipcrm', args, { env: { PATH: '/usr/bin:/bin' }, stdio: 'ignore' })
+    ipcrm.once('error', reject)
+    // one that is gone already (its creator removed it meanwhile) makes ipcrm exit 1: read again
+    ipcrm.once('close', () => resolve())
+  })
+  const left = IPC.flatMap(({ file, id }) => ipcObjects(join(proc, file), id, who.uid))
+  if (left.length > 0) throw new Error(`uid ${who.uid} still has System V IPC objects ${left.join(', ')}`)
+}
+
+const IPC = [
+  { file: 'shm', flag: '-m', id: 'shmid' },
+  { file: 'msg', flag: '-q', id: 'msqid' },
+  { file: 'sem', flag: '-s', id: 'semid' },
+] as const
+
+// The ids of the objects in one /proc/sysvipc table whose owner or creator is `uid`.
+export function ipcObjects(file: string, idColumn: string, uid: number): string[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    // no System V IPC in this kernel: nothing can be left there
+    return []
+  }
+  const [header = '', ...rows] = text.split('\n')
+  const columns = header.trim().split(/\s+/)
+  const at = (name: string) => columns.indexOf(name)
+  const ids: string[] = []
+  for (const row of rows) {
+    const cells = row.trim().split(/\s+/)
+    const of = (name: string) => Number(cells[at(name)])
+    if (of('uid') === uid || of('cuid') === uid) ids.push(String(cells[at(idColumn)]))
+  }
+  return ids
+}

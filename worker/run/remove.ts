@@ -1,0 +1,69 @@
+// Removing trees an agent could write, as root, without ever following a link out of them.
+//
+// Node's fs.rm is path-based: between its look at a directory and its removal of what is below, another
+// uid that may write there can swap the directory for a link, and root deletes what the link points at.
+// GNU rm (coreutils) walks with gnulib's fts instead: each directory is opened with
+// openat(parent_fd, name, O_NOFOLLOW|O_DIRECTORY) and its fstat checked against what was read of it, each
+// entry is removed with unlinkat(dir_fd, name) — a link is removed itself, never entered, and a directory
+// swapped mid-walk is refused, not followed. The same walk removes trees deeper than PATH_MAX, which
+// fs.rm fails on (ENAMETOOLONG). --one-file-system: a mount point inside is left, and the removal fails.
+import { spawn, spawnSync } from 'node:child_process'
+import type { AgentIdentity } from '../checks/types.js'
+
+const CANDIDATES = ['/usr/bin/rm', '/bin/rm']
+
+let found: string | undefined
+
+// GNU rm at a fixed path (never from PATH); throws when there is none (a busybox or BSD rm does not
+// promise the walk above).
+export function gnuRm(): string {
+  if (found) return found
+  for (const bin of CANDIDATES) {
+    const version = spawnSync(bin, ['--version'], { env: {}, encoding: 'utf8' })
+    if (version.status === 0 && version.stdout.includes('GNU coreutils')) {
+      found = bin
+      return bin
+    }
+  }
+  throw new Error(
+    `no GNU rm (coreutils) at ${CANDIDATES.join(' or ')}: --agent-uid removes agents' files with it`,
+  )
+}
+
+// Removes each path and everything below it (absent ones are fine); as `who` when given, else as this
+// process. Throws with rm's own words when something is left.
+export function removeTrees(paths: readonly string[], who?: AgentIdentity): Promise<void> {
+  if (paths.length === 0) return Promise.resolve()
+  return new Promise((resolve, reject) => {
+    const child = spawn(gnuRm(), ['-rf', '--one-file-system', '--', ...paths], {
+      cwd: '/',
+      env: {},
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(who ? { uid: who.uid, gid: who.gid } : {}),
+    })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      // its first complaints say enough; a tree of a million unremovable entries must not fill memory
+      if (stderr.length < 4_096) stderr += text
+    })
+    child.once('error', reject)
+    child.once('close', (code) => {
+      if (code === 0) resolve()
+      else reject(new Error(`rm exited ${code}: ${stderr.trim().split('\n').slice(0, 3).join('; ')}`))
+    })
+  })
+}
+
+// The dispatch's own trees, when an agent uid could write in them: as root by the walk above, and what
+// root's walk could not take (it refused a directory swapped under it), once more as the slot uid —
+// which can remove nothing the agent could not have removed itself. Throws when something is still left.
+export async function removeAgentTrees(paths: readonly string[], who: AgentIdentity): Promise<void> {
+  try {
+    await removeTrees(paths)
+  } catch (first) {
+    await removeTrees(paths, who).catch(() => {})
+    await removeTrees(paths).catch((again: Error) => {
+      throw new Error(`${(first as Error).message}; again: ${again.message}`)
+    })
+  }
+}
