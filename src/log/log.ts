@@ -1,7 +1,8 @@
 // The log of the coordinator and the worker: pino records, as JSON lines or in a pretty form for a
-// terminal, with secrets redacted from every line before it is written.
+// terminal, with secrets redacted from every line and no control character left to drive a terminal.
 import { pino } from 'pino'
 import { colours, wantsColour } from './colour.js'
+import { jsonWithoutControls, visible } from './controls.js'
 import { prettyRecord } from './pretty.js'
 import { redactor } from './redact.js'
 
@@ -46,7 +47,7 @@ export function createLog(opts: LogOptions): Log {
   const write =
     opts.format === 'pretty'
       ? (line: string) => stream.write(pretty(redact(line), paint))
-      : (line: string) => stream.write(redact(line))
+      : (line: string) => stream.write(jsonWithoutControls(redact(line)))
   const logger = pino(
     {
       name: opts.name,
@@ -68,7 +69,7 @@ function pretty(line: string, paint: ReturnType<typeof colours>): string {
   try {
     return prettyRecord(JSON.parse(line), paint)
   } catch {
-    return line
+    return `${visible(line.replace(/\n$/, ''))}\n`
   }
 }
 

@@ -1,6 +1,9 @@
 // The pretty form of a log record, for a person at a terminal: `12:34:56.789 INFO  message  key=value`,
 // and a line of a workspace program's output as `[dispatch step] line`, as the worker printed it before.
+// Every piece of the record is shown with its control characters as visible escapes (controls.ts):
+// what an agent prints must not move the cursor, erase lines or set the terminal's title.
 import type { Colours } from './colour.js'
+import { visible } from './controls.js'
 
 type Record_ = Record<string, unknown>
 
@@ -8,16 +11,17 @@ type Record_ = Record<string, unknown>
 const HEAD = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'name', 'output', 'err'])
 
 export function prettyRecord(record: Record_, c: Colours): string {
-  if (record.output === true) return `${c.dim(`[${outputSource(record)}]`)} ${String(record.msg ?? '')}\n`
-  const time = typeof record.time === 'string' ? record.time.slice(11, 23) : ''
-  const level = String(record.level ?? '')
+  const msg = visible(String(record.msg ?? ''))
+  if (record.output === true) return `${c.dim(`[${visible(outputSource(record))}]`)} ${msg}\n`
+  const time = typeof record.time === 'string' ? visible(record.time.slice(11, 23)) : ''
+  const level = visible(String(record.level ?? ''))
   const fields = Object.entries(record)
     .filter(([key]) => !HEAD.has(key))
     .map(([key, value]) => `${key}=${fieldValue(value)}`)
   const err = errorOf(record.err)
   return [
-    `${c.dim(time)} ${paint(level, c)} ${String(record.msg ?? '')}`,
-    fields.length > 0 ? `  ${c.dim(fields.join(' '))}` : '',
+    `${c.dim(time)} ${paint(level, c)} ${msg}`,
+    fields.length > 0 ? `  ${c.dim(visible(fields.join(' ')))}` : '',
     err ? `\n  ${err}` : '',
     '\n',
   ].join('')
@@ -46,5 +50,6 @@ function errorOf(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null) return undefined
   const { stack, message } = err as { stack?: unknown; message?: unknown }
   const text = typeof stack === 'string' ? stack : typeof message === 'string' ? message : undefined
-  return text?.replace(/\n/g, '\n  ')
+  // the stack's own line breaks are kept, indented; within a line, controls are escaped as anywhere
+  return text?.split('\n').map(visible).join('\n  ')
 }
