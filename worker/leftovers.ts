@@ -17,14 +17,15 @@ let shared: Promise<string[]> | undefined
 // The known shared directories and every other world-writable directory on the root filesystem, found
 // once per worker (a walk of the whole filesystem: ~1 s on a developer's machine, started at the
 // worker's start and awaited by the first sweep that needs it).
-export function sharedDirs(scan = scanRootFs): Promise<string[]> {
-  shared ??= scan().then((found) => [...new Set([...KNOWN_SHARED, ...found])])
+export function sharedDirs(): Promise<string[]> {
+  shared ??= worldWritableDirs('/').then((found) => [...new Set([...KNOWN_SHARED, ...found])])
   return shared
 }
 
-function scanRootFs(): Promise<string[]> {
+// The directories every uid may write on the filesystem of `top`, by find (none when it cannot run).
+export function worldWritableDirs(top: string): Promise<string[]> {
   return new Promise((resolve) => {
-    const find = spawn('find', ['/', '-xdev', '-type', 'd', '-perm', '-0002', '-print0'], {
+    const find = spawn('find', [top, '-xdev', '-type', 'd', '-perm', '-0002', '-print0'], {
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       stdio: ['ignore', 'pipe', 'ignore'],
