@@ -1,6 +1,6 @@
 // End to end, as the attacker: a worker running as root with --agent-uid, and agents that hunt for its
 // token, leave processes behind, plant files for later dispatches and reach for other workspaces.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -174,6 +174,57 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     })
   }, 90_000)
 
+  // The first finding's first step: slot 1's setup opens its TMPDIR to every uid and says where it is;
+  // slot 2's agent puts a directory of links to a root-only file in place of each baseline scratch
+  // directory it finds there. Root must write nothing through them: there must be nothing to find.
+  it("gives another slot's agent no baseline scratch to swap: root writes nothing through its links", async () => {
+    const vault = join(suite.scratch, 'vault')
+    await mkdir(vault, { mode: 0o700 })
+    const target = join(vault, 'target')
+    await writeFile(target, 'root only\n')
+    const file = (name: string) => join(outbox, name)
+    const [published, stop, ready, swaps] = [file('victim-tmp'), file('stop'), file('ready'), file('swaps')]
+    const swapper = await run('iso-swapper', ['perl', '-e', SWAPPER, published, stop, ready, swaps, target])
+    await waitUntil(async () => existsSync(ready), 30_000, worker.output)
+    // 51 untracked links in the victim's workspace: the baseline records each one
+    const victim = await run('iso-victim', 'true', [
+      'sh',
+      '-c',
+      `chmod 0777 "$TMPDIR" && echo "$TMPDIR" > ${published} && perl -e 'symlink("package.json", "l$_") for 0..50'`,
+    ])
+    const done = await wait(victim)
+    await writeFile(stop, '')
+    expect(ending(done)).toMatchObject({ status: 'succeeded' })
+    expect(done.completion?.baseline?.tree).toMatch(/^[0-9a-f]{40}$/)
+    expect(ending(await wait(swapper))).toMatchObject({ status: 'succeeded' })
+    expect(await readFile(target, 'utf8')).toBe('root only\n')
+    expect(await read('swaps')).toBe('')
+  }, 90_000)
+
+  it('removes a tree deeper than PATH_MAX that setup left in the workspace and in TMPDIR', async () => {
+    const deep = `perl -e 'for my $top (@ARGV) { chdir $top or die; for (1..2500) { mkdir "d" or die; chdir "d" or die } }' "$PWD" "$TMPDIR"`
+    const report = `echo "$PWD" > ${outbox}/deep-ws; echo "$TMPDIR" > ${outbox}/deep-tmp`
+    const id = await run('iso-deep', report, ['sh', '-c', deep])
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
+    const left = [(await read('deep-ws')).trim(), (await read('deep-tmp')).trim()]
+    expect(left.every((dir) => dir.startsWith(workdir))).toBe(true)
+    await waitUntil(async () => !left.some(existsSync), 20_000, worker.output)
+  }, 90_000)
+
+  it('leaves no System V IPC object and nothing in /run/lock of an agent for the next', async () => {
+    const lock = `/run/lock/preflight-e2e-${process.pid}`
+    const id = await run('iso-ipc', `ipcmk -M 65536 && ipcmk -Q && ipcmk -S 1 && touch ${lock}`)
+    expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
+    const slots = [BASE, BASE + 1]
+    const ipcLeft = () =>
+      ['shm', 'msg', 'sem'].flatMap((table) => {
+        const [header = '', ...rows] = readFileSync(`/proc/sysvipc/${table}`, 'utf8').trim().split('\n')
+        const uid = header.trim().split(/\s+/).indexOf('uid')
+        return rows.filter((row) => slots.includes(Number(row.trim().split(/\s+/)[uid])))
+      })
+    await waitUntil(async () => ipcLeft().length === 0 && !existsSync(lock), 10_000, worker.output)
+  }, 90_000)
+
   // git runs as the agent for the checks and the baseline: a `.git` that setup pointed at a repository
   // the agent cannot read is no repository to it, and nothing is written there.
   it("judges git as the agent: a gitfile setup points at the worker's repository does not count", async () => {
@@ -193,3 +244,22 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     expect(await readdir(join(suite.repo, '.git', 'objects'))).toEqual(objects)
   }, 90_000)
 })
+
+// Slot 2's agent as the attacker: waits for slot 1's TMPDIR, then until told to stop (≤ 30 s) replaces
+// every baseline scratch directory it finds there with a 0777 directory of links to `target`, named as
+// the worker's own files there were (link-N, name-N).
+const SWAPPER = `my ($published, $stop, $ready, $swaps, $target) = @ARGV; my $until = time + 30;
+open(my $r, '>', $ready) or die; close $r;
+my $tmp;
+while (time < $until && !$tmp) { if (open(my $f, '<', $published)) { $tmp = <$f>; chomp $tmp if $tmp } select(undef, undef, undef, 0.01) }
+while (time < $until && !-e $stop) {
+  for my $d (glob("$tmp/preflight-baseline-*")) {
+    next if -l $d || -e "$d/.ours" || $d =~ /\\.taken$/;
+    rename($d, "$d.taken") or next;
+    mkdir($d) or next; chmod(0777, $d);
+    open(my $m, '>', "$d/.ours"); close $m;
+    symlink($target, "$d/$_") for map { ("link-$_", "name-$_") } 0..60;
+    open(my $s, '>>', $swaps); print $s "$d\\n"; close $s;
+  }
+  select(undef, undef, undef, 0.001);
+}`
