@@ -54,14 +54,22 @@ export async function removeSharedEntries(who: AgentIdentity, dirs: readonly str
 }
 
 // System V shared memory, message queues and semaphore sets the uid owns or created: they live on in the
-// kernel after every process of it is gone, and the next agent of the same uid could read them.
+// kernel after every process of it is gone, and the next agent of the same uid could read them. ipcrm
+// runs as the uid: the owner or creator may remove an object, root only with CAP_SYS_ADMIN, which a
+// worker's container does not have.
 export async function removeIpc(who: AgentIdentity, proc = '/proc/sysvipc'): Promise<void> {
   const args = IPC.flatMap(({ file, flag, id }) =>
     ipcObjects(join(proc, file), id, who.uid).flatMap((n) => [flag, n]),
   )
   if (args.length === 0) return
   await new Promise<void>((resolve, reject) => {
-    const ipcrm = spawn('ipcrm', args, { env: { PATH: '/usr/bin:/bin' }, stdio: 'ignore' })
+    const ipcrm = spawn('ipcrm', args, {
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: 'ignore',
+      uid: who.uid,
+      gid: who.gid,
+    })
     ipcrm.once('error', reject)
     // one that is gone already (its creator removed it meanwhile) makes ipcrm exit 1: read again
     ipcrm.once('close', () => resolve())
