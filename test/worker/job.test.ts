@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ClaimResponse } from '../../src/contract/index.js'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
-import { openJob } from '../../worker/job.js'
+import { type DispatchDeps, openJob } from '../../worker/job.js'
 import { recordingLog } from '../support/log.js'
 import { GIT } from './worker-git.js'
 
@@ -22,7 +22,7 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-function setup(leaseMs: number, metrics?: { stepTook(step: string, seconds: number): void }) {
+function setup(leaseMs: number, extra: Partial<DispatchDeps> = {}) {
   const beats: number[] = []
   const { log, warnings } = recordingLog()
   const api = {
@@ -48,7 +48,7 @@ function setup(leaseMs: number, metrics?: { stepTook(step: string, seconds: numb
     config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: worker.signal,
-    ...(metrics ? { metrics } : {}),
+    ...extra,
   })
   return { job, worker, beats, warnings }
 }
@@ -89,7 +89,7 @@ describe('openJob', () => {
 
   it('observes how long each step took, the last one when the job closes', async () => {
     const took: [string, number][] = []
-    const { job } = setup(60_000, { stepTook: (step, seconds) => took.push([step, seconds]) })
+    const { job } = setup(60_000, { metrics: { stepTook: (step, seconds) => took.push([step, seconds]) } })
     await vi.advanceTimersByTimeAsync(1_000)
     job.enter('setup')
     await vi.advanceTimersByTimeAsync(2_000)
@@ -98,5 +98,31 @@ describe('openJob', () => {
     await job.close('succeeded')
     expect(took.map(([step]) => step)).toEqual(['claim', 'setup', 'verify', 'cleanup'])
     expect(took.slice(0, 3).map(([, s]) => Math.round(s * 10) / 10)).toEqual([1, 2, 0.5])
+  })
+})
+
+// A slot's next agent runs as the same uid: what this one left and the worker could not remove, it would
+// find. So the slot claims no more (worker.ts stops it, with a log line and a metric).
+describe.runIf(process.getuid?.() === 0)('closing the job of a slot uid', () => {
+  const identity = { uid: 62_300, gid: 62_300 }
+
+  it('takes the slot out of service when something of the dispatch could not be removed', async () => {
+    vi.useRealTimers()
+    const retired: string[] = []
+    const { job } = setup(60_000, { identity, retire: (why) => retired.push(why) })
+    job.onClose(() => {
+      throw new Error('rm exited 1: cannot remove')
+    })
+    await job.close('succeeded')
+    expect(retired).toEqual([expect.stringContaining('cannot remove')])
+  })
+
+  it('keeps the slot in service when everything was removed', async () => {
+    vi.useRealTimers()
+    const retired: string[] = []
+    const { job } = setup(60_000, { identity, retire: (why) => retired.push(why) })
+    job.onClose(() => {})
+    await job.close('failed')
+    expect(retired).toEqual([])
   })
 })
