@@ -1,28 +1,33 @@
 // `preflight worker` — claims dispatches from a coordinator and runs their lifecycle.
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
 import { defaultConfig, workerConfig } from '../../worker/config.js'
 import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
+import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds.js'
 import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
 import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
+import type { Log } from '../log/log.js'
 import { coordinatorUrl, intFlag } from './args.js'
 import type { Values, WORKER_FLAGS } from './commands.js'
 import { UsageError } from './errors.js'
 import { logOptions } from './log-options.js'
+import { workerToken } from './worker-token.js'
 
 export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> {
+  // before anything is started: not even the --agent-uid probe or git is given what the worker inherited
+  const inherited = closeInheritedFds()
   const env = process.env
   const url = coordinatorUrl(values.coordinator).toString()
-  const token = await workerToken(values.token, values['token-file'])
+  const { token, environ } = await workerToken(values.token, values['token-file'])
   const logging = logOptions(values)
   for (const name of values['pass-env'] ?? []) {
     if (!ENV_NAME.test(name)) throw new UsageError(`--pass-env takes a variable name, got "${name}"`)
@@ -95,6 +100,14 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       concurrency: options.concurrency,
       ...(agentUid === undefined ? {} : { agentUids: `${agentUid}–${agentUid + concurrency - 1}` }),
     })
+    logInherited(log, inherited)
+    if (!environ.scrubbed) {
+      log.warn(
+        `the worker token remains in /proc/${process.pid}/environ, where root and this worker's uid can read ` +
+          'it while the worker runs: give it with --token-file FILE instead',
+        { why: environ.why },
+      )
+    }
     if (agentUid === undefined) {
       log.warn(
         "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
@@ -124,37 +137,22 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
   }
 }
 
+// What start-up did with the descriptors it inherited (closeInheritedFds), once there is a log to say it.
+function logInherited(log: Log, { closed, disconnected, why }: InheritedFds): void {
+  if (why) log.warn('cannot list inherited descriptors: setup and agents may be given them', { why })
+  if (closed.length > 0) log.info('closed descriptors inherited without close-on-exec', { fds: closed })
+  if (disconnected !== undefined)
+    log.info('disconnected an IPC channel without close-on-exec (the worker speaks no IPC)', {
+      fd: disconnected,
+    })
+}
+
 // First SIGTERM/SIGINT: graceful stop; a second one stops running agents at once.
 function onSignals(stop: () => void, abort: () => void) {
   let received = 0
   const handle = () => (++received === 1 ? stop() : abort())
   process.on('SIGTERM', handle)
   process.on('SIGINT', handle)
-}
-
-// The worker token: PREFLIGHT_TOKEN or --token-file, never a command line (every local uid reads those).
-// It is taken out of this process's environment so no child is ever given it.
-async function workerToken(flag: string | undefined, file: string | undefined): Promise<string> {
-  if (flag !== undefined) {
-    throw new UsageError(
-      '--token is not accepted (every local user can read a command line): use PREFLIGHT_TOKEN or --token-file FILE',
-    )
-  }
-  const fromEnv = process.env.PREFLIGHT_TOKEN
-  delete process.env.PREFLIGHT_TOKEN
-  if (file === undefined) {
-    if (!fromEnv) throw new UsageError('give the worker token in PREFLIGHT_TOKEN or with --token-file FILE')
-    return fromEnv
-  }
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (err) {
-    throw new UsageError(`cannot read --token-file ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`)
-  }
-  const token = text.trim()
-  if (!token) throw new UsageError(`--token-file ${file} is empty`)
-  return token
 }
 
 // --agent-uid: the worker must be able to switch to the slot uids and act on their files, the range must
