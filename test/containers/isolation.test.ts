@@ -81,4 +81,24 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
     const gone = async () => (await worker.exec(['test', '-e', `/proc/${pid}`])).exitCode !== 0
     await waitUntil(gone, 10_000, () => outputOf(worker))
   })
+
+  // root may not remove another uid's System V IPC objects without CAP_SYS_ADMIN, which compose drops
+  it('leaves nothing of an agent behind under these capabilities: IPC objects, /tmp, a tree past PATH_MAX', async () => {
+    const script = [
+      'ipcmk -M 65536 && ipcmk -Q && ipcmk -S 1',
+      'echo left > /tmp/preflight-left',
+      `perl -e 'for (1..2500) { mkdir "d" or die; chdir "d" or die }'`,
+      'echo "$PWD" > /outbox/deep-ws',
+    ].join(' && ')
+    expect((await run('iso-leftovers', script)).status).toBe('succeeded')
+    const workspace = (await read('deep-ws')).trim()
+    expect(workspace).toMatch(/^\/work\//)
+    const left = async () => {
+      const ipc = await worker.exec(['sh', '-c', `cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem`])
+      const uids = ipc.output.split('\n').filter((row) => / 10000[01] /.test(row))
+      const files = await worker.exec(['sh', '-c', `ls -d /tmp/preflight-left ${workspace} 2>/dev/null`])
+      return uids.length === 0 && files.output.trim() === ''
+    }
+    await waitUntil(left, 20_000, () => outputOf(worker))
+  })
 })
