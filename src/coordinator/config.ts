@@ -18,10 +18,11 @@ export interface CoordinatorConfig {
   maxAttempts: number
   // Upper bound for a claim's `waitMs` (long-poll).
   claimWaitCapMs: number
-  // How often a waiting claim looks again without a wake-up.
+  // How often a waiting claim looks again without a wake-up: only a safety net, a dispatch queued or
+  // requeued on any coordinator wakes it (NOTIFY), this bounds a notification lost unnoticed.
   claimPollMs: number
   // Upper bound for the `waitMs` of GET /v1/dispatches/endings (long-poll); it looks again this often
-  // without a wake-up (endings on other coordinators wake nobody here).
+  // without a wake-up, a safety net as for claims (every coordinator's endings wake it).
   endingsWaitCapMs: number
   endingsPollMs: number
   // An ending is answered once it is this old: it is stamped when its statement starts and seen when
@@ -65,9 +66,9 @@ const defaultConfig: CoordinatorConfig = {
   leaseMs: 60_000,
   maxAttempts: 3,
   claimWaitCapMs: 30_000,
-  claimPollMs: 1_000,
+  claimPollMs: 10_000,
   endingsWaitCapMs: 30_000,
-  endingsPollMs: 1_000,
+  endingsPollMs: 10_000,
   endingsSettleMs: 1_000,
   priorityAgingMs: PRIORITY_AGING_MS,
   dispatchWaitCapMs: 30_000,

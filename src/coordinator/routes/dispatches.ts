@@ -183,22 +183,23 @@ async function viewWithin(
 }
 
 // Answers at once when there are endings after the cursor, else waits up to the capped waitMs: woken by
-// this coordinator's endings, looking again every endingsPollMs for those of other coordinators.
+// any coordinator's ending (NOTIFY), looking again every endingsPollMs only as a safety net.
 async function endingsWithin(deps: Deps, query: EndingsQuery, signal: AbortSignal): Promise<EndingsPage> {
   const { endingsWaitCapMs, endingsPollMs, endingsSettleMs: settleMs } = deps.config
   const deadline = Date.now() + Math.min(query.waitMs, endingsWaitCapMs)
   let cursor = query.cursor
   for (;;) {
+    const looked = performance.now()
     const page = await listEndings(deps.db.orm, { ...query, cursor, settleMs })
     const left = deadline - Date.now()
     if (page.items.length > 0 || left <= 0 || signal.aborted || deps.endings.isClosed) return page
     // From here on, what ended after this page's horizon.
     cursor = page.nextCursor
-    const waited = Date.now()
-    await deps.endings.wait(Math.min(left, endingsPollMs), signal)
+    // An ending the page left out as not yet settled woke the endings at most settleMs before the look
+    // (its wake-up comes after its stamp): that wake-up counts, as does one during the look.
+    const woken = await deps.endings.wait(Math.min(left, endingsPollMs), signal, looked - settleMs)
     // Woken by an ending: it is answered once settled.
-    const early = Date.now() - waited < Math.min(left, endingsPollMs)
-    if (early && !signal.aborted && !deps.endings.isClosed)
+    if (woken && !signal.aborted && !deps.endings.isClosed)
       await sleep(Math.min(settleMs, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(
         () => {},
       )

@@ -133,7 +133,8 @@ export const workerRoutes = (deps: Deps) =>
       return c.json(answer, 200)
     })
 
-// Claims at once, else waits (polling, woken early by new dispatches) up to the capped waitMs.
+// Claims at once, else waits up to the capped waitMs: woken when a dispatch is queued or requeued (here,
+// or on another coordinator through NOTIFY), looking again every claimPollMs only as a safety net.
 async function claimWithin(
   deps: Deps,
   req: ClaimRequest,
@@ -143,10 +144,12 @@ async function claimWithin(
   for (;;) {
     // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
     if (signal.aborted) return undefined
+    const looked = performance.now()
     const got = await claimNext(deps.db.orm, req, deps.config.leaseMs, deps.config.priorityAgingMs)
     if (got) return got
     const left = deadline - Date.now()
     if (left <= 0 || deps.waker.isClosed) return undefined
-    await deps.waker.wait(Math.min(left, deps.config.claimPollMs), signal)
+    // a dispatch queued while the claim looked (after its snapshot) woke it already: it looks again at once
+    await deps.waker.wait(Math.min(left, deps.config.claimPollMs), signal, looked)
   }
 }

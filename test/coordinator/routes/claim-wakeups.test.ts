@@ -1,7 +1,8 @@
-// Long-polling claims: nothing is claimed for a worker that has gone. (Wake-ups across coordinators:
-// test/coordinator/server.test.ts.)
+// Long-polling claims: nothing is claimed for a worker that has gone; a wake-up that came while the claim
+// looked is not lost. (Wake-ups across coordinators: test/coordinator/server.test.ts.)
 import { sql } from 'drizzle-orm'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { rows } from '../../../src/coordinator/db/client.js'
 import { tokens, useTestApp } from '../../support/app.js'
 import { definition, workspace } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
@@ -50,4 +51,53 @@ describe('a claim whose worker has gone', () => {
     expect((await claimWith(AbortSignal.abort(), 0)).status).toBe(204)
     expect(await dispatch(id)).toMatchObject({ status: 'queued', attempt: 0 })
   })
+})
+
+describe('a claim woken while it looked', () => {
+  // Polling slower than the test: only a wake-up answers the claim in time.
+  const h = useTestApp({ claimPollMs: 60_000 })
+  beforeAll(async () => {
+    await h.call('POST', '/v1/subagents', { body: definition() })
+  })
+
+  const sleeping = async () =>
+    (
+      await rows(
+        h.t.db.orm,
+        sql`SELECT 1 AS one FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event = 'PgSleep'`,
+      )
+    ).length > 0
+
+  it('claims a dispatch queued while its look ran at once, not at its next poll', async () => {
+    // Every UPDATE of dispatches (the claim's statement is one) sleeps after it has taken its snapshot: a
+    // dispatch queued meanwhile is not in that look, and its wake-up comes before the claim waits.
+    await h.t.db.orm.execute(
+      sql.raw(`CREATE FUNCTION slow_look() RETURNS trigger LANGUAGE plpgsql
+               AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$`),
+    )
+    await h.t.db.orm.execute(
+      sql.raw(
+        'CREATE TRIGGER slow_look BEFORE UPDATE ON dispatches FOR EACH STATEMENT EXECUTE FUNCTION slow_look()',
+      ),
+    )
+    try {
+      const waiting = h.call('POST', '/v1/worker/claim', {
+        role: 'worker',
+        body: { workerId: 'w', waitMs: 4_000 },
+      })
+      await waitFor(sleeping, { what: "the claim's look to sleep" })
+      const created = await h.call('POST', '/v1/dispatches', {
+        body: { subagent: 'frontend-fixer', workspace },
+      })
+      expect(created.status).toBe(201)
+      const claimed = await waiting
+      expect(claimed.status).toBe(200)
+      expect(claimed.body.dispatch.id).toBe(created.body.id)
+    } finally {
+      // the database may serve the next test file
+      await h.t.db.orm.execute(sql.raw('DROP TRIGGER slow_look ON dispatches'))
+      await h.t.db.orm.execute(sql.raw('DROP FUNCTION slow_look()'))
+    }
+  }, 10_000)
 })

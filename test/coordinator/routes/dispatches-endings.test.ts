@@ -1,5 +1,5 @@
 // GET /v1/dispatches/endings: dispatches as they end, oldest ending first after a cursor, filtered like
-// the listing; a long-poll woken by this coordinator's endings and polling for other coordinators'.
+// the listing; a long-poll woken by every ending, looking again on its own only as a safety net.
 import { describe, expect, it } from 'vitest'
 import { encodeCursor } from '../../../src/coordinator/db/cursor.js'
 import { listEndings } from '../../../src/coordinator/db/dispatch-list.js'
@@ -141,9 +141,29 @@ describe('GET /v1/dispatches/endings', () => {
   })
 })
 
+describe('GET /v1/dispatches/endings, an ending not yet settled when it looked', () => {
+  // endings answered once 1 s old (the default); the poll further away than the test: only the wake-up
+  // that came before the long-poll looked can answer it in time
+  const h = useTestApp({
+    maxAttempts: 1,
+    endingsSettleMs: 1_000,
+    endingsPollMs: 60_000,
+    endingsWaitCapMs: 8_000,
+  })
+
+  it('answers it once settled, not at its next poll', async () => {
+    const from = await now(h)
+    const a = await exited(h, 1)
+    const started = performance.now()
+    const r = await endings(h, `?cursor=${from}&waitMs=8000`)
+    expect(idsOf(r.body)).toEqual([a.id])
+    expect(performance.now() - started).toBeLessThan(4_000)
+  })
+})
+
 describe('GET /v1/dispatches/endings across coordinators', () => {
-  // an ending written elsewhere wakes nobody here: the long-poll finds it by looking again; a request's
-  // deadline is shorter than the wait: a long-poll's starts after its capped waitMs
+  // an ending no wake-up announced (a notification lost unnoticed): the long-poll finds it by looking
+  // again; a request's deadline is shorter than the wait: a long-poll's starts after its capped waitMs
   const h = useTestApp({
     maxAttempts: 1,
     endingsSettleMs: 0,
