@@ -13,6 +13,7 @@ import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
+import { gnuRm } from '../../worker/run/remove.js'
 import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
 import type { Log } from '../log/log.js'
@@ -57,7 +58,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     if (agentUid !== undefined) {
       const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
       const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
-      const trusted = [git.bin, ...(knownHosts ? [knownHosts] : [])]
+      const trusted = [git.bin, agentTreeRemover(), ...(knownHosts ? [knownHosts] : [])]
       await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
     }
     const options = workerConfig({
@@ -215,6 +216,15 @@ function idsIn(file: string): number[] {
       .filter(Number.isInteger)
   } catch {
     return []
+  }
+}
+
+// --agent-uid: the agents' trees are removed with GNU rm, whose walk follows no link (worker/run/remove.ts)
+function agentTreeRemover(): string {
+  try {
+    return gnuRm()
+  } catch (err) {
+    throw new UsageError((err as Error).message)
   }
 }
 
