@@ -29,7 +29,7 @@ export default async function setup() {
     )
     const left = leftovers().filter((x) => !before.has(x))
     try {
-      if (runDir) rmSync(runDir, { recursive: true, force: true })
+      if (runDir) removeTree(runDir)
     } catch (err) {
       left.push(`${runDir} (${(err as Error).message})`)
     }
@@ -49,12 +49,19 @@ export default async function setup() {
 // PREFLIGHT_TEST_TMPDIR names another parent; set to the empty string, the run keeps the usual temp
 // directory. The directories of runs whose main process is gone are removed first (on a tmpfs, they
 // hold memory).
+// GNU rm, not rmSync: a test that failed can leave a tree deeper than PATH_MAX (an agent's, made on
+// purpose), on which rmSync overflows its stack.
+function removeTree(dir: string): void {
+  const rm = spawnSync('rm', ['-rf', '--', dir], { encoding: 'utf8' })
+  if (rm.status !== 0) throw new Error(`rm -rf ${dir}: ${rm.stderr.trim() || rm.error?.message}`)
+}
+
 function useRunTempDir(run: string): string | undefined {
   const parent = process.env.PREFLIGHT_TEST_TMPDIR ?? (fastTmp('/dev/shm') ? '/dev/shm' : undefined)
   if (!parent) return undefined
   for (const name of readdirSync(parent)) {
     const owner = /^preflight-tests-p(\d+)r/.exec(name)
-    if (owner && !alive(Number(owner[1]))) rmSync(join(parent, name), { recursive: true, force: true })
+    if (owner && !alive(Number(owner[1]))) removeTree(join(parent, name))
   }
   const dir = mkdtempSync(join(parent, `preflight-tests-${run}-`))
   chmodSync(dir, 0o1777)
