@@ -122,6 +122,18 @@ describe('formatDispatch', () => {
     expect(text).toContain('output (its tail):\n  | first\n  | second\n')
   })
 
+  // an agent's output may try to set the terminal's title, move the cursor or rewrite the line
+  it('shows the controls in stored output as escapes, never raw', () => {
+    const hostile = {
+      ...view,
+      completion: { ...view.completion, detail: 'ok\u001b]0;owned\u0007\rfake\u009b2K' },
+    }
+    const text = formatDispatch(hostile as DispatchView)
+    expect(text).toContain('  | ok\\x1b]0;owned\\x07\\rfake\\x9b2K\n')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for exactly those
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+  })
+
   it('prints the report, unmet results first', () => {
     const result = (requirement: string, status: 'met' | 'unmet' | 'error') => ({
       kind: 'exec' as const,
