@@ -39,10 +39,13 @@ ENTRYPOINT ["/usr/bin/tini", "--", "preflight"]
 # (--agent-uid), which cannot read the worker's token or files. Run it with every capability dropped
 # but CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETUID and SETGID (compose.yaml does). /work is root's, 0711:
 # agents pass through to their own workspace and cannot list or write the rest.
+# PREFLIGHT_TOKEN is moved to a root-only file before tini starts (bin/worker-entrypoint.sh): no
+# process of the container keeps it in its environment.
 FROM runtime AS worker
 USER root
 RUN mkdir -p /work && chmod 0711 /work
 ENV PREFLIGHT_WORKDIR=/work
+ENTRYPOINT ["/app/bin/worker-entrypoint.sh"]
 CMD ["worker", "--workdir", "/work", "--agent-uid", "100000"]
 
 # The port is PREFLIGHT_PORT's (`docker run -e PREFLIGHT_PORT=9000`, compose.yaml), and so is the one the

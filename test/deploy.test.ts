@@ -1,9 +1,10 @@
 // What a deployment starts from: the secrets file stays out of git and images, the coordinator image's
 // HEALTHCHECK asks the port the coordinator listens on, and Debian's docker-compose 1.29 reads compose.yaml.
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -29,6 +30,52 @@ describe('.env', () => {
 })
 
 // The HEALTHCHECK's own command, as the Dockerfile has it, run against a server on loopback.
+// Run with tini and /run/preflight replaced by the test's own: what tini is started with, and the file.
+describe("the worker image's entrypoint", () => {
+  function entry(args: string[], env: Record<string, string>) {
+    const dir = mkdtempSync(join(tmpdir(), 'preflight-entry-'))
+    try {
+      const recorder = join(dir, 'tini')
+      writeFileSync(recorder, `#!/bin/sh\n{ printf 'arg %s\\n' "$@"; env; } > ${dir}/seen\n`, { mode: 0o755 })
+      const script = read('bin/worker-entrypoint.sh')
+        .replaceAll('/usr/bin/tini', recorder)
+        .replaceAll('/run/preflight', join(dir, 'run'))
+      const run = spawnSync('sh', ['-c', script, 'entrypoint', ...args], {
+        env: { PATH: '/usr/bin:/bin', ...env },
+      })
+      expect(run.status).toBe(0)
+      const seen = readFileSync(join(dir, 'seen'), 'utf8')
+      const token = join(dir, 'run', 'token')
+      const file = existsSync(token)
+        ? {
+            text: readFileSync(token, 'utf8'),
+            mode: statSync(token).mode & 0o777,
+            dirMode: statSync(join(dir, 'run')).mode & 0o777,
+          }
+        : undefined
+      return { seen: seen.replaceAll(dir, '<dir>'), file }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  it('starts tini and the worker without PREFLIGHT_TOKEN, which it moved to a root-only file', () => {
+    const { seen, file } = entry(['worker', '--agent-uid', '100000'], { PREFLIGHT_TOKEN: 'pf_worker_secret' })
+    expect(seen).toContain(
+      'arg --\narg preflight\narg worker\narg --token-file\narg <dir>/run/token\narg --agent-uid\narg 100000\n',
+    )
+    expect(seen).not.toContain('pf_worker_secret')
+    expect(file).toEqual({ text: 'pf_worker_secret\n', mode: 0o600, dirMode: 0o700 })
+  })
+
+  it('passes any other command, or a worker without the variable, through as given', () => {
+    expect(entry(['migrate'], { PREFLIGHT_TOKEN: 'x' }).seen).toMatch(/^arg --\narg preflight\narg migrate\n/)
+    const bare = entry(['worker', '--token-file', '/run/secrets/t'], {})
+    expect(bare.seen).toMatch(/^arg --\narg preflight\narg worker\narg --token-file\narg \/run\/secrets\/t\n/)
+    expect(bare.file).toBeUndefined()
+  })
+})
+
 describe("the coordinator image's HEALTHCHECK", () => {
   const target = read('Dockerfile').split(/^FROM .* AS coordinator$/m)[1] ?? ''
   const command = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])$/m.exec(target)?.[1] ?? '[]') as string[]
