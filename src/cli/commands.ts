@@ -109,6 +109,10 @@ export const COORDINATOR_FLAGS = {
   },
   'statement-timeout-ms': { arg: 'N', help: 'bound of each SQL statement' },
   'request-timeout-ms': { arg: 'N', help: 'bound of each HTTP request' },
+  'max-connections': { arg: 'N', help: 'HTTP connections open at once (default 4096)' },
+  'headers-timeout-ms': { arg: 'N', help: 'bound of a request sending its headers (default 10000)' },
+  'receive-timeout-ms': { arg: 'N', help: 'bound of a request sending headers and body (default 30000)' },
+  'keep-alive-timeout-ms': { arg: 'N', help: 'how long an idle connection is kept (default 65000)' },
   ...logFlags,
 } as const satisfies Flags
 

@@ -1,7 +1,7 @@
 // `preflight coordinator [--port 8080 | PREFLIGHT_PORT] [--database-url URL] [--log-level L]` — migrates, seeds bootstrap
 // tokens, serves until SIGINT/SIGTERM, then shuts down gracefully (the handler is idempotent).
 
-import type { CoordinatorConfig } from '../coordinator/config.js'
+import { type CoordinatorConfig, defaultConfig } from '../coordinator/config.js'
 import { migrate } from '../coordinator/db/migrate.js'
 import { syncBootstrapTokens } from '../coordinator/http/auth.js'
 import { MIN_TOKEN_LENGTH, parseBootstrapTokens } from '../coordinator/http/bootstrap-tokens.js'
@@ -62,6 +62,16 @@ function configFrom(values: Values<typeof COORDINATOR_FLAGS>): Partial<Coordinat
   set('claimWaitCapMs', intFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
   set('priorityAgingMs', intFlag(values['priority-aging-ms'], 'priority-aging-ms', 1_000, 86_400_000))
   set('requestTimeoutMs', intFlag(values['request-timeout-ms'], 'request-timeout-ms', 100, 3_600_000))
+  set('maxConnections', intFlag(values['max-connections'], 'max-connections', 1, 1_000_000))
+  set('headersTimeoutMs', intFlag(values['headers-timeout-ms'], 'headers-timeout-ms', 100, 3_600_000))
+  set('receiveTimeoutMs', intFlag(values['receive-timeout-ms'], 'receive-timeout-ms', 100, 3_600_000))
+  set('keepAliveTimeoutMs', intFlag(values['keep-alive-timeout-ms'], 'keep-alive-timeout-ms', 100, 3_600_000))
+  // the headers are part of the request: Node refuses a headers timeout longer than the whole's
+  const { headersTimeoutMs, receiveTimeoutMs } = { ...defaultConfig, ...config }
+  if (headersTimeoutMs > receiveTimeoutMs)
+    throw new UsageError(
+      `--headers-timeout-ms (${headersTimeoutMs}) must not be over --receive-timeout-ms (${receiveTimeoutMs})`,
+    )
   return config
 }
 

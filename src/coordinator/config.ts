@@ -42,6 +42,14 @@ export interface CoordinatorConfig {
   eventStreams: { max: number; keepAliveMs: number; maxDurationMs: number }
   // How often the server sweeps lapsed leases.
   sweepIntervalMs: number
+  // The HTTP server's own bounds, before any route runs (docs/operations.md says why these values):
+  // connections open at once (one more is closed as it is accepted), how long a request's headers may
+  // take to arrive, and the whole request with its body (not the answer: long-polls and event streams
+  // answer later), and how long an idle keep-alive connection is kept.
+  maxConnections: number
+  headersTimeoutMs: number
+  receiveTimeoutMs: number
+  keepAliveTimeoutMs: number
   bodyLimitBytes: number
   // How long a resolved bearer token is trusted without asking the database again, at most: anything
   // that takes a token away empties the cache at once (NOTIFY across coordinators).
@@ -62,7 +70,7 @@ export interface CoordinatorConfig {
   webhooks: DeliveryConfig
 }
 
-const defaultConfig: CoordinatorConfig = {
+export const defaultConfig: CoordinatorConfig = {
   leaseMs: 60_000,
   maxAttempts: 3,
   claimWaitCapMs: 30_000,
@@ -75,6 +83,10 @@ const defaultConfig: CoordinatorConfig = {
   watchPollMs: 1_000,
   eventStreams: { max: 100, keepAliveMs: 15_000, maxDurationMs: 900_000 },
   sweepIntervalMs: 5_000,
+  maxConnections: 4_096,
+  headersTimeoutMs: 10_000,
+  receiveTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
   bodyLimitBytes: 1024 * 1024,
   tokenCacheMs: 10_000,
   // Above the default statement_timeout (15 s), so a slow statement ends as `timeout` first.

@@ -64,7 +64,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const deliverer = startDeliverer(deps.db.orm, deps.config.webhooks, log)
   const deliver = () => deliverer.wake()
   const unlistenWebhooks = await opts.db.listen(WEBHOOKS_CHANNEL, deliver, deliver)
-  const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0')
+  const { server, port } = await listen(app.fetch, opts.port, opts.host ?? '0.0.0.0', deps.config)
   const host = opts.host && opts.host !== '0.0.0.0' ? opts.host : '127.0.0.1'
   let stopping: Promise<void> | undefined
   return {
@@ -112,11 +112,28 @@ function startSweeper({ db, waker, endings, watch, metrics, config, log }: Deps)
   return timer
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, hostname: string) {
+// Node's defaults bound neither how many connections are open nor, for a minute, how long a request
+// may take to send its headers: a client that sends half a request and holds it costs a descriptor.
+function listen(
+  fetch: (req: Request) => Response | Promise<Response>,
+  port: number,
+  hostname: string,
+  config: CoordinatorConfig,
+) {
+  const serverOptions = {
+    headersTimeout: config.headersTimeoutMs,
+    // the request as it arrives, not its answer: long-polls and event streams are not cut
+    requestTimeout: config.receiveTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // how often Node looks for requests past those two: its 30 s would let one outlive its timeout by as much
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, config.headersTimeoutMs / 4)),
+  }
   return new Promise<{ server: Server; port: number }>((resolve, reject) => {
-    const server = serve({ fetch, port, hostname }, (info: AddressInfo) =>
+    const server = serve({ fetch, port, hostname, serverOptions }, (info: AddressInfo) =>
       resolve({ server, port: info.port }),
     ) as Server
+    // one connection more is closed as it is accepted
+    server.maxConnections = config.maxConnections
     server.once('error', reject)
   })
 }

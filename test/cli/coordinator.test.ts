@@ -168,6 +168,16 @@ describe('preflight coordinator refusals (in process)', () => {
     expect(stderr).toContain('PREFLIGHT_BOOTSTRAP_TOKENS')
   })
 
+  it('refuses a headers timeout over the receive timeout with exit 2 (Node would refuse it later)', async () => {
+    expect(await refused(['--headers-timeout-ms', '40000'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--headers-timeout-ms (40000) must not be over --receive-timeout-ms (30000)',
+      ),
+    })
+    expect(await refused(['--receive-timeout-ms', '5000'])).toMatchObject({ code: 2 })
+  })
+
   // PREFLIGHT_LOG_LEVEL, read by the same code, in test/cli/args.test.ts
   it('refuses a --log-level it does not know with exit 2, naming the levels', async () => {
     expect(await refused(['--log-level', 'loud'])).toMatchObject({
