@@ -27,30 +27,35 @@ const tmpScratch: ScratchMaker = async () => {
 // File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid
 // UTF-8 is recorded as it is, never dropped or decoded into another name.
 // undefined when the workspace is not inside a git worktree: there is no state to record.
-// `timeoutMs` bounds each git run.
+// `timeoutMs` bounds each git run. Six git runs (seven with links) for any workspace: each costs a
+// process, which is most of the baseline's price.
 export async function captureBaseline(
   workspace: string,
   git: GitRunner,
   { timeoutMs, makeScratch = tmpScratch }: { timeoutMs?: number; makeScratch?: ScratchMaker } = {},
 ): Promise<Baseline | undefined> {
-  const top = await git(workspace, ['rev-parse', '--show-toplevel'], { timeoutMs })
-  if (top.exitCode !== 0) return undefined
-  const root = top.stdout.trim()
+  // the top and HEAD at once: exit 1 with the top alone when HEAD is unborn, 128 outside a worktree
+  const where = await git(
+    workspace,
+    ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}'],
+    {
+      timeoutMs,
+    },
+  )
+  const [root, commit] = where.stdout.split('\n')
+  if ((where.exitCode !== 0 && where.exitCode !== 1) || !root) return undefined
+  const head = where.exitCode === 0 && commit ? commit.trim() : null
   const scratch = await makeScratch()
   try {
+    // a temporary index that starts empty: the real one is never read or written
     const env = { GIT_INDEX_FILE: join(scratch.dir, 'index') }
     const run = (args: string[], input?: Buffer) => must(git(root, args, { env, input, timeoutMs }), args)
-    const head = await resolveHead((args) => git(root, args, { timeoutMs }))
-    if (head) await run(['read-tree', head])
-    const entries = await listEntries(run)
-    const { blobs, links, gone } = await hashEntries(root, entries, run)
-    // Removals first (mode 0): a path that changed type (file x → directory x/, or the reverse) is in
-    // `gone` under its old name, and adding the new one next to it would be a file/directory conflict.
-    const removals = gone.map((path) => ({ path, mode: '0', sha: '0'.repeat(40) }))
-    await run(['update-index', '-z', '--index-info'], indexInfo(removals))
+    const entries = await listEntries(run, head)
+    const { blobs, links } = await hashEntries(root, entries, run)
+    // what is gone is simply not written: no removal, so no file/directory conflict either
     await run(['update-index', '-z', '--index-info'], indexInfo(blobs))
     // core.symlinks: the workspace's config must not make git record a link as a file of its text
-    const addLinks = ['-c', 'core.symlinks=true', 'update-index', '--add', '--replace', '-z', '--stdin']
+    const addLinks = ['-c', 'core.symlinks=true', 'update-index', '--add', '-z', '--stdin']
     if (links.length > 0) await run(addLinks, Buffer.concat(links.flatMap((p) => [p, Buffer.from([0])])))
     const tree = (await run(['write-tree'])).stdout.trim()
     return { head, tree }
@@ -59,30 +64,34 @@ export async function captureBaseline(
   }
 }
 
-async function resolveHead(git: Run): Promise<string | null> {
-  const res = await git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])
-  return res.exitCode === 0 ? res.stdout.trim() : null
-}
-
 type Run = (args: string[], input?: Buffer) => Promise<GitRun>
 
 interface Entry {
   path: Buffer
-  gitlink: boolean
+  // a submodule: the commit HEAD records for it, kept as it is (its files belong to it)
+  gitlink?: string
 }
 
-// Paths in HEAD (from the temporary index) and untracked, not ignored files; gitlinks are kept as recorded.
-async function listEntries(run: Run): Promise<Entry[]> {
-  const staged = await run(['ls-files', '-z', '--stage'])
-  const others = await run(['ls-files', '-z', '--others', '--exclude-standard'])
+// Paths in HEAD (ls-tree) and files git does not ignore (ls-files --others on the empty temporary
+// index lists the tracked ones too, but not a tracked file that matches .gitignore: HEAD has it).
+async function listEntries(run: Run, head: string | null): Promise<Entry[]> {
   const entries = new Map<string, Entry>()
-  for (const record of split(staged.stdoutBytes)) {
-    const path = record.subarray(record.indexOf('\t') + 1)
-    entries.set(path.toString('latin1'), { path, gitlink: record.toString('latin1').startsWith(GITLINK) })
+  if (head) {
+    const tree = await run(['ls-tree', '-r', '-z', '--full-tree', head])
+    for (const record of split(tree.stdoutBytes)) {
+      // `<mode> <type> <sha>\t<path>`
+      const tab = record.indexOf('\t')
+      const [mode, , sha] = record.subarray(0, tab).toString('latin1').split(' ')
+      const path = record.subarray(tab + 1)
+      entries.set(path.toString('latin1'), mode === GITLINK ? { path, gitlink: sha ?? '' } : { path })
+    }
   }
+  const others = await run(['ls-files', '-z', '--others', '--exclude-standard'])
   // A nested repository shows as "dir/": its files belong to it, not to this tree.
-  for (const path of split(others.stdoutBytes))
-    if (path.at(-1) !== SLASH) entries.set(path.toString('latin1'), { path, gitlink: false })
+  for (const path of split(others.stdoutBytes)) {
+    const key = path.toString('latin1')
+    if (path.at(-1) !== SLASH && !entries.has(key)) entries.set(key, { path })
+  }
   return [...entries.values()]
 }
 
@@ -96,22 +105,25 @@ async function hashEntries(
   root: string,
   entries: Entry[],
   run: Run,
-): Promise<{ blobs: Blob[]; links: Buffer[]; gone: Buffer[] }> {
+): Promise<{ blobs: Blob[]; links: Buffer[] }> {
+  const gitlinks: Blob[] = []
   const files: { path: Buffer; mode: string }[] = []
   const links: Buffer[] = []
-  const gone: Buffer[] = []
   const realDir = inRealDirs(root)
   for (const entry of entries) {
-    if (entry.gitlink) continue
+    if (entry.gitlink !== undefined) {
+      gitlinks.push({ path: entry.path, mode: GITLINK, sha: entry.gitlink })
+      continue
+    }
     const stat = (await realDir(entry.path))
       ? await lstat(inside(root, entry.path)).catch(() => undefined)
       : undefined
     // a link's blob is its text, which update-index --add reads; hashing the path would follow the link
     if (stat?.isSymbolicLink()) links.push(entry.path)
     else if (stat?.isFile()) files.push({ path: entry.path, mode: stat.mode & 0o100 ? '100755' : '100644' })
-    else gone.push(entry.path)
+    // anything else (gone, a directory now, below a link) is not in the tree
   }
-  if (files.length === 0) return { blobs: [], links, gone }
+  if (files.length === 0) return { blobs: gitlinks, links }
   // one git for every file, its names on stdin as bytes: any name, UTF-8 or not, and no command-line bound
   const out = await run(
     ['hash-object', '-w', '--no-filters', '--stdin-paths'],
@@ -119,7 +131,7 @@ async function hashEntries(
   )
   const shas = out.stdout.trim().split('\n')
   const blobs = files.map((f, i) => ({ path: f.path, mode: f.mode, sha: shas[i] ?? '' }))
-  return { blobs, links, gone }
+  return { blobs: [...gitlinks, ...blobs], links }
 }
 
 // A name as one --stdin-paths line, C-quoted (git unquotes a line that begins with a double quote): a

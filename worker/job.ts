@@ -4,6 +4,7 @@ import type { Baseline, ClaimResponse } from '../src/contract/index.js'
 import type { Api, DispatchFence } from './api.js'
 import type { Fenced } from './claim.js'
 import type { WorkerConfig } from './config.js'
+import { cpuSeconds } from './cpu.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, sweep, swept } from './identity.js'
 import { keepLease } from './lease.js'
@@ -22,7 +23,7 @@ export interface DispatchDeps {
   signal: AbortSignal
   // the slot's own uid/gid (--agent-uid): setup and the agent run as it, never as the worker
   identity?: AgentIdentity
-  // --metrics-port: how long each step took
+  // --metrics-port: how long each step took, and the CPU it cost
   metrics?: Pick<WorkerMetrics, 'stepTook'>
   // with an identity: something of the dispatch could not be removed, so the slot must claim no more
   // (its next agent, of the same uid, would find it)
@@ -90,11 +91,12 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   const steps = stepLog(deps.log.child({ dispatchId: fence.id, attempt: fence.attempt }), 'claim')
   const log = steps.log
   // the step the dispatch is in, and since when: its time is observed as the next one begins
-  let step = { name: 'claim', at: performance.now() }
-  const took = () => deps.metrics?.stepTook(step.name, (performance.now() - step.at) / 1000)
+  let step = { name: 'claim', at: performance.now(), cpu: cpuSeconds() }
+  const took = () =>
+    deps.metrics?.stepTook(step.name, (performance.now() - step.at) / 1000, cpuSeconds() - step.cpu)
   const enter = (next: string) => {
     took()
-    step = { name: next, at: performance.now() }
+    step = { name: next, at: performance.now(), cpu: cpuSeconds() }
     steps.enter(next)
   }
   let cancelled = false
@@ -159,7 +161,10 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
         // some cannot be stopped, the worker touches none of its files and the slot claims no more. The
         // removals walk without following links all the same: another slot's uid may still be writing
         // in a directory this agent opened to it.
-        const kept = (why: string) => log.warn('kept its files', { why })
+        const kept = (why: string) => {
+          log.warn('kept its files', { why })
+          deps.retire?.(why)
+        }
         if (identity && !(await swept(identity, kept))) return
         const left: string[] = []
         const attempt = async (release: () => Promise<void> | void) => {

@@ -10,8 +10,8 @@ export interface WorkerMetrics {
   // a slot took (+1) or finished (-1) a dispatch
   busy(delta: 1 | -1): void
   ended(ending: Ending): void
-  // a dispatch spent `seconds` in `step`
-  stepTook(step: string, seconds: number): void
+  // a dispatch spent `seconds` in `step`, and `cpu` seconds of CPU (this process and its children)
+  stepTook(step: string, seconds: number, cpu?: number): void
   // a slot stopped claiming: a process of its uid could not be stopped, or what it left not removed
   outOfService(): void
 }
@@ -42,6 +42,12 @@ export function createWorkerMetrics(opts: { concurrency: number; processMetrics?
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200],
     registers: [registry],
   })
+  const stepCpu = new Counter({
+    name: 'preflight_worker_step_cpu_seconds_total',
+    help: 'CPU the worker and the programs it ran and waited for (git, setup, the agent, sweeps) spent in each step; exact with --concurrency 1, shared among the steps under way otherwise',
+    labelNames: ['step'] as const,
+    registers: [registry],
+  })
   const outOfService = new Gauge({
     name: 'preflight_worker_slots_out_of_service',
     help: 'Slots that claim no more: a process of their uid could not be stopped, or what it left could not be removed (see the log)',
@@ -52,7 +58,10 @@ export function createWorkerMetrics(opts: { concurrency: number; processMetrics?
     outOfService: () => outOfService.inc(),
     busy: (delta) => busy.inc(delta),
     ended: (ending) => ended.inc({ ending }),
-    stepTook: (step, seconds) => steps.observe({ step }, seconds),
+    stepTook: (step, seconds, cpu) => {
+      steps.observe({ step }, seconds)
+      if (cpu !== undefined) stepCpu.inc({ step }, Math.max(0, cpu))
+    },
   }
 }
 

@@ -2,7 +2,8 @@
 import { type Api, backoffMs, RefusedError, sleep } from './api.js'
 import { readClaim } from './claim.js'
 import type { WorkerConfig } from './config.js'
-import { slotIdentity, swept } from './identity.js'
+import { cpuSeconds } from './cpu.js'
+import { type AgentIdentity, slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
 import { sharedDirs } from './leftovers.js'
 import { runDispatch } from './lifecycle.js'
@@ -38,7 +39,12 @@ export function startWorker(
   }
   const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }
   // the slots' uids may leave entries in any world-writable directory: found now, swept after each dispatch
-  if (opts.agentUid !== undefined) void sharedDirs()
+  if (opts.agentUid !== undefined)
+    void sharedDirs().then((dirs) =>
+      deps.log.info('found the world-writable directories, swept after each dispatch', {
+        count: dirs.length,
+      }),
+    )
   const metrics = deps.metrics
   // claims made or under way: a slot takes its place before it asks, so slots together never exceed the limit
   let taken = 0
@@ -48,6 +54,7 @@ export function startWorker(
     const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
     const log = dispatchDeps.log.child({ slot: n })
     let retired: string | undefined
+    let sweptAtStart = false
     const retire = (why: string) => {
       retired ??= why
     }
@@ -59,9 +66,11 @@ export function startWorker(
     while (!stopping.signal.aborted) {
       if (retired) return stopped(retired)
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
-      // Before every claim, no process of the slot's uid is left (from the last dispatch or a worker that
-      // died): none can change the next dispatch's workspace. A slot that cannot promise it stops.
-      if (identity && !(await swept(identity, stopped))) return
+      // Before the slot's first claim, no process of its uid is left (of a worker that died): none can
+      // change the next dispatch's workspace. After that, each dispatch's end sweeps the uid, and a slot
+      // whose sweep failed is retired; nothing runs as the uid between a dispatch's end and the next claim.
+      if (identity && !sweptAtStart && !(await sweepBefore(identity, stopped))) return
+      sweptAtStart = true
       taken++
       let answer: unknown
       try {
@@ -96,6 +105,15 @@ export function startWorker(
       metrics?.ended(ending)
       log.info('dispatch ended', { ...about, step: 'end', ending })
     }
+  }
+
+  // swept(), its time and CPU counted as the step `sweep`
+  async function sweepBefore(identity: AgentIdentity, stopped: (why: string) => void): Promise<boolean> {
+    const at = performance.now()
+    const cpu = cpuSeconds()
+    const ok = await swept(identity, stopped)
+    metrics?.stepTook('sweep', (performance.now() - at) / 1000, cpuSeconds() - cpu)
+    return ok
   }
 
   // A token the coordinator refuses will not start working by retrying: stop the worker.

@@ -52,6 +52,32 @@ describe('captureBaseline', () => {
     expect(base?.tree).toBe(execWithIndex(dir, index, 'write-tree'))
   })
 
+  // git reads --stdin-paths by lines and unquotes a line that begins with a double quote
+  it('records names with a newline, a carriage return, a backslash or a leading quote as they are', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    await writeFiles(dir, { 'new\nline': '1\n', 'cr\r': '2\n', 'back\\slash': '3\n', '"quoted"': '4\n' })
+    const base = await captureBaseline(dir, safeGit)
+    expect(base?.tree).toBe(gitTree(dir))
+    expect(Object.keys(treeFiles(dir, base?.tree ?? ''))).toHaveLength(5)
+  })
+
+  it('keeps a tracked file that .gitignore now matches, as git does', async () => {
+    const dir = await repo({ 'kept.log': 'tracked\n', 'a.txt': 'a\n' })
+    await writeFiles(dir, { '.gitignore': '*.log\n', 'new.log': 'ignored\n', 'kept.log': 'changed\n' })
+    const base = await captureBaseline(dir, safeGit)
+    expect(base?.tree).toBe(gitTree(dir))
+    expect(Object.keys(treeFiles(dir, base?.tree ?? ''))).toEqual(['.gitignore', 'a.txt', 'kept.log'])
+  })
+
+  it("keeps a submodule's commit as HEAD records it", async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    const commit = git(dir, 'rev-parse', 'HEAD')
+    git(dir, 'update-index', '--add', '--cacheinfo', `160000,${commit},sub`)
+    git(dir, 'commit', '-q', '-m', 'submodule')
+    const base = await captureBaseline(dir, safeGit)
+    expect(treeFiles(dir, base?.tree ?? '').sub).toBe(`160000 commit ${commit}`)
+  })
+
   // File names are bytes: a name that is not valid UTF-8 is neither dropped nor read at another name.
   it('records names that are not valid UTF-8 byte for byte, tracked, modified and untracked', async () => {
     const dir = await repo({ 'a.txt': 'a\n' })

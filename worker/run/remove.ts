@@ -8,6 +8,7 @@
 // swapped mid-walk is refused, not followed. The same walk removes trees deeper than PATH_MAX, which
 // fs.rm fails on (ENAMETOOLONG). --one-file-system: a mount point inside is left, and the removal fails.
 import { spawn, spawnSync } from 'node:child_process'
+import { lstatSync } from 'node:fs'
 import type { AgentIdentity } from '../checks/types.js'
 
 const CANDIDATES = ['/usr/bin/rm', '/bin/rm']
@@ -32,10 +33,12 @@ export function gnuRm(): string {
 
 // Removes each path and everything below it (absent ones are fine); as `who` when given, else as this
 // process. Throws with rm's own words when something is left.
-export function removeTrees(paths: readonly string[], who?: AgentIdentity): Promise<void> {
-  if (paths.length === 0) return Promise.resolve()
-  return new Promise((resolve, reject) => {
-    const child = spawn(gnuRm(), ['-rf', '--one-file-system', '--', ...paths], {
+export async function removeTrees(paths: readonly string[], who?: AgentIdentity): Promise<void> {
+  // no rm for what is not there (most often: what a crashed worker might have left, looked for first)
+  const present = paths.filter((path) => lstatOrUndefined(path))
+  if (present.length === 0) return
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(gnuRm(), ['-rf', '--one-file-system', '--', ...present], {
       cwd: '/',
       env: {},
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -52,6 +55,14 @@ export function removeTrees(paths: readonly string[], who?: AgentIdentity): Prom
       else reject(new Error(`rm exited ${code}: ${stderr.trim().split('\n').slice(0, 3).join('; ')}`))
     })
   })
+}
+
+function lstatOrUndefined(path: string) {
+  try {
+    return lstatSync(path)
+  } catch {
+    return undefined
+  }
 }
 
 // The dispatch's own trees, when an agent uid could write in them: as root by the walk above, and what
