@@ -113,6 +113,8 @@ export const COORDINATOR_FLAGS = {
   'headers-timeout-ms': { arg: 'N', help: 'bound of a request sending its headers (default 10000)' },
   'receive-timeout-ms': { arg: 'N', help: 'bound of a request sending headers and body (default 30000)' },
   'keep-alive-timeout-ms': { arg: 'N', help: 'how long an idle connection is kept (default 65000)' },
+  'long-polls-per-token': { arg: 'N', help: 'long-polls one token may hold at once (default 128)' },
+  'streams-per-token': { arg: 'N', help: 'event streams one token may hold at once (default 20)' },
   ...logFlags,
 } as const satisfies Flags
 

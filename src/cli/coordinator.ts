@@ -66,6 +66,8 @@ function configFrom(values: Values<typeof COORDINATOR_FLAGS>): Partial<Coordinat
   set('headersTimeoutMs', intFlag(values['headers-timeout-ms'], 'headers-timeout-ms', 100, 3_600_000))
   set('receiveTimeoutMs', intFlag(values['receive-timeout-ms'], 'receive-timeout-ms', 100, 3_600_000))
   set('keepAliveTimeoutMs', intFlag(values['keep-alive-timeout-ms'], 'keep-alive-timeout-ms', 100, 3_600_000))
+  set('longPollsPerToken', intFlag(values['long-polls-per-token'], 'long-polls-per-token', 1, 1_000_000))
+  set('streamsPerToken', intFlag(values['streams-per-token'], 'streams-per-token', 1, 1_000_000))
   // the headers are part of the request: Node refuses a headers timeout longer than the whole's
   const { headersTimeoutMs, receiveTimeoutMs } = { ...defaultConfig, ...config }
   if (headersTimeoutMs > receiveTimeoutMs)

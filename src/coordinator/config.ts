@@ -9,6 +9,7 @@ import { ClaimHints } from './dispatch/claim-hints.js'
 import { Waker } from './dispatch/waker.js'
 import { DispatchWatch } from './dispatch/watch.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
+import { PerToken } from './http/per-token.js'
 import { type Principal, TokenCache } from './http/token-cache.js'
 
 export interface CoordinatorConfig {
@@ -40,6 +41,10 @@ export interface CoordinatorConfig {
   // comment after this long without an event, and how long one stays open at most (then the client
   // resumes with Last-Event-ID).
   eventStreams: { max: number; keepAliveMs: number; maxDurationMs: number }
+  // What one token holds open at once on this coordinator (beyond: 429 concurrency-limit): long-polls
+  // that wait (claims, the endings' feed, GET /v1/dispatches/{id}?waitFor=terminal), and event streams.
+  longPollsPerToken: number
+  streamsPerToken: number
   // How often the server sweeps lapsed leases.
   sweepIntervalMs: number
   // The HTTP server's own bounds, before any route runs (docs/operations.md says why these values):
@@ -82,6 +87,8 @@ export const defaultConfig: CoordinatorConfig = {
   dispatchWaitCapMs: 30_000,
   watchPollMs: 1_000,
   eventStreams: { max: 100, keepAliveMs: 15_000, maxDurationMs: 900_000 },
+  longPollsPerToken: 128,
+  streamsPerToken: 20,
   sweepIntervalMs: 5_000,
   maxConnections: 4_096,
   headersTimeoutMs: 10_000,
@@ -104,6 +111,8 @@ export interface AppDeps {
   waker?: Waker
   endings?: Waker
   watch?: DispatchWatch
+  longPolls?: PerToken
+  streams?: PerToken
   hints?: ClaimHints
   metrics?: Metrics
   tokens?: TokenCache<Principal>
@@ -114,10 +123,14 @@ export interface Deps {
   db: Database
   config: CoordinatorConfig
   waker: Waker
-  // Woken when a dispatch of this coordinator ends: long-polls of GET /v1/dispatches/endings look again.
+  // Woken when a dispatch ends (here, or elsewhere through NOTIFY): long-polls of GET /v1/dispatches/endings
+  // look again.
   endings: Waker
   // Woken when one dispatch may have changed: long-polls of GET /v1/dispatches/{id} and event streams.
   watch: DispatchWatch
+  // The long-polls and the event streams each token holds.
+  longPolls: PerToken
+  streams: PerToken
   hints: ClaimHints
   metrics: Metrics
   tokens: TokenCache<Principal>
@@ -132,6 +145,8 @@ export function resolveDeps(deps: AppDeps): Deps {
     waker: deps.waker ?? new Waker(),
     endings: deps.endings ?? new Waker(),
     watch: deps.watch ?? new DispatchWatch((ids) => lastEventIds(deps.db.orm, ids), config.watchPollMs),
+    longPolls: deps.longPolls ?? new PerToken('long-polls', config.longPollsPerToken),
+    streams: deps.streams ?? new PerToken('event streams', config.streamsPerToken),
     hints: deps.hints ?? new ClaimHints(),
     metrics:
       deps.metrics ??

@@ -16,6 +16,7 @@ export const ErrorCode = {
   TooManyWebhooks: 'too-many-webhooks',
   PayloadTooLarge: 'payload-too-large',
   RateLimited: 'rate-limited',
+  ConcurrencyLimit: 'concurrency-limit',
   Timeout: 'timeout',
   Unavailable: 'unavailable',
   Internal: 'internal',

@@ -10,7 +10,7 @@ import { DispatchId, FINAL_STATUSES } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { eventsAfter } from '../db/events.js'
 import { ApiError, ErrorCode, notFound } from '../http/errors.js'
-import { authedRoute, errorResponse } from '../http/http.js'
+import { type AppEnv, authedRoute, errorResponse } from '../http/http.js'
 
 // Events read (and sent) per statement.
 const BATCH = 100
@@ -38,14 +38,22 @@ export const streamRoute = authedRoute(['orchestrator', 'operator'], {
         'each event as `id: <event id>` and `data: {"id","step","at","attempt","detail"?}`; `event: end` with `{"status"}` once the dispatch has ended, then the stream closes',
     },
     404: errorResponse('no such dispatch (code not-found)'),
+    429: errorResponse(
+      'the token holds its limit of event streams on this coordinator (code concurrency-limit); see Retry-After',
+    ),
   },
 })
 // Streams open on each coordinator (its Deps).
 const open = new WeakMap<Deps, number>()
 
 // The route's handler: the dispatch's first events read (404 when there is none), a place among the
-// coordinator's streams taken (503 when none is left), then the stream.
-export async function openEventStream(deps: Deps, c: Context, id: string, after: number): Promise<Response> {
+// coordinator's streams taken (503 when none is left) and one of the token's (429), then the stream.
+export async function openEventStream(
+  deps: Deps,
+  c: Context<AppEnv>,
+  id: string,
+  after: number,
+): Promise<Response> {
   const first = await eventsAfter(deps.db.orm, id, after, BATCH)
   if (!first) throw notFound(`dispatch ${id}`)
   const { max, keepAliveMs, maxDurationMs } = deps.config.eventStreams
@@ -56,6 +64,7 @@ export async function openEventStream(deps: Deps, c: Context, id: string, after:
       ErrorCode.Unavailable,
       `this coordinator serves ${max} event streams already; try again shortly`,
     )
+  const release = deps.streams.take(c.get('tokenId'))
   open.set(deps, streams + 1)
   return streamSSE(c, async (stream) => {
     const stop = new AbortController()
@@ -69,6 +78,7 @@ export async function openEventStream(deps: Deps, c: Context, id: string, after:
       clearTimeout(timer)
       c.req.raw.signal.removeEventListener('abort', end)
       open.set(deps, (open.get(deps) ?? 1) - 1)
+      release()
     }
   })
 }

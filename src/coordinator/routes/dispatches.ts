@@ -32,6 +32,7 @@ import {
   jsonResponse,
   scrubNul,
 } from '../http/http.js'
+import { holding, LONG_POLLS_HELD } from '../http/per-token.js'
 import { openEventStream, streamRoute } from './dispatch-events.js'
 
 const create = authedRoute(['orchestrator'], {
@@ -70,6 +71,7 @@ const endings = authedRoute(['orchestrator', 'operator'], {
   request: { query: EndingsQuery },
   responses: {
     200: jsonResponse(EndingsPage, 'the endings after the cursor (maybe none) and the cursor to go on from'),
+    429: LONG_POLLS_HELD,
   },
 })
 
@@ -86,6 +88,7 @@ const get = authedRoute(['orchestrator', 'operator'], {
       'status, events, preflight report, completion (with waitFor: final, or as it stands at the timeout)',
     ),
     404: errorResponse('no such dispatch (code not-found)'),
+    429: LONG_POLLS_HELD,
   },
 })
 
@@ -135,14 +138,16 @@ export const dispatchRoutes = (deps: Deps) =>
     // before {id}: "endings" is no dispatch id
     .openapi(endings, async (c) => {
       const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
-      return c.json(await endingsWithin(deps, c.req.valid('query'), gone), 200)
+      const query = c.req.valid('query')
+      const wait = Math.min(query.waitMs, deps.config.endingsWaitCapMs)
+      return c.json(await holding(c, deps.longPolls, wait, () => endingsWithin(deps, query, wait, gone)), 200)
     })
     .openapi(get, async (c) => {
       const { id } = c.req.valid('param')
       const { waitFor, timeoutMs } = c.req.valid('query')
       const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
       const wait = waitFor === undefined ? 0 : Math.min(timeoutMs ?? Infinity, deps.config.dispatchWaitCapMs)
-      return c.json(await viewWithin(deps, id, wait, gone), 200)
+      return c.json(await holding(c, deps.longPolls, wait, () => viewWithin(deps, id, wait, gone)), 200)
     })
     .openapi(streamRoute, async (c) => {
       const after = c.req.valid('header')['last-event-id']
@@ -182,11 +187,16 @@ async function viewWithin(
   }
 }
 
-// Answers at once when there are endings after the cursor, else waits up to the capped waitMs: woken by
+// Answers at once when there are endings after the cursor, else waits up to waitMs (capped): woken by
 // any coordinator's ending (NOTIFY), looking again every endingsPollMs only as a safety net.
-async function endingsWithin(deps: Deps, query: EndingsQuery, signal: AbortSignal): Promise<EndingsPage> {
-  const { endingsWaitCapMs, endingsPollMs, endingsSettleMs: settleMs } = deps.config
-  const deadline = Date.now() + Math.min(query.waitMs, endingsWaitCapMs)
+async function endingsWithin(
+  deps: Deps,
+  query: EndingsQuery,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<EndingsPage> {
+  const { endingsPollMs, endingsSettleMs: settleMs } = deps.config
+  const deadline = Date.now() + waitMs
   let cursor = query.cursor
   for (;;) {
     const looked = performance.now()

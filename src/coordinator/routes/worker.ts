@@ -19,6 +19,7 @@ import { appendWorkerEvent } from '../dispatch/events.js'
 import { renewLease } from '../dispatch/fence.js'
 import { storeReport } from '../dispatch/preflight.js'
 import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
+import { holding, LONG_POLLS_HELD } from '../http/per-token.js'
 
 const fencedErrors = {
   404: errorResponse('no such dispatch (code not-found)'),
@@ -37,6 +38,7 @@ const claim = authedRoute(['worker'], {
   responses: {
     200: jsonResponse(ClaimResponse, 'a dispatch, its exact definition version and the lease'),
     204: { description: 'nothing was claimable within waitMs' },
+    429: LONG_POLLS_HELD,
   },
 })
 
@@ -90,7 +92,9 @@ export const workerRoutes = (deps: Deps) =>
       const started = performance.now()
       // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now.
       const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
-      const got = await claimWithin(deps, c.req.valid('json'), gone)
+      const req = c.req.valid('json')
+      const wait = Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
+      const got = await holding(c, deps.longPolls, wait, () => claimWithin(deps, req, wait, gone))
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
       const { id, attempt } = got.dispatch
@@ -133,14 +137,15 @@ export const workerRoutes = (deps: Deps) =>
       return c.json(answer, 200)
     })
 
-// Claims at once, else waits up to the capped waitMs: woken when a dispatch is queued or requeued (here,
+// Claims at once, else waits up to waitMs (capped): woken when a dispatch is queued or requeued (here,
 // or on another coordinator through NOTIFY), looking again every claimPollMs only as a safety net.
 async function claimWithin(
   deps: Deps,
   req: ClaimRequest,
+  waitMs: number,
   signal: AbortSignal,
 ): Promise<ClaimResponse | undefined> {
-  const deadline = Date.now() + Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
+  const deadline = Date.now() + waitMs
   for (;;) {
     // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
     if (signal.aborted) return undefined
