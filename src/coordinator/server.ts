@@ -132,7 +132,7 @@ function listen(
     const server = serve({ fetch, port, hostname, serverOptions }, (info: AddressInfo) =>
       resolve({ server, port: info.port }),
     ) as Server
-    // one connection more is closed as it is accepted
+    // past the cap, a connection is closed as soon as it is accepted
     server.maxConnections = config.maxConnections
     server.once('error', reject)
   })
