@@ -22,13 +22,16 @@ export function sharedDirs(): Promise<string[]> {
   return shared
 }
 
-// The directories every uid may write on the filesystem of `top`, by find (none when it cannot run).
-export function worldWritableDirs(top: string): Promise<string[]> {
+// The directories every uid may write on the filesystem of `top`, by find (none when it cannot run),
+// what it found within `timeoutMs` when the walk takes longer (a huge filesystem must not hold up the
+// first dispatch's end for ever).
+export function worldWritableDirs(top: string, timeoutMs = 60_000): Promise<string[]> {
   return new Promise((resolve) => {
     const find = spawn('find', [top, '-xdev', '-type', 'd', '-perm', '-0002', '-print0'], {
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: timeoutMs,
     })
     const chunks: Buffer[] = []
     find.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
