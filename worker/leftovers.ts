@@ -37,7 +37,8 @@ export function worldWritableDirs(top: string, timeoutMs = 60_000): Promise<stri
     find.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
     // without find the known list still holds; the docs say what a deployment must not add
     find.once('error', () => resolve([]))
-    find.once('close', () => resolve(Buffer.concat(chunks).toString('utf8').split('\0').filter(Boolean)))
+    // each name ends in NUL: what follows the last one is a name cut short by the time bound
+    find.once('close', () => resolve(Buffer.concat(chunks).toString('utf8').split('\0').slice(0, -1)))
   })
 }
 
