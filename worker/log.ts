@@ -4,8 +4,19 @@ import { createLog, type Fields, type Log, type LogOptions, type Sink } from '..
 
 export interface WorkerLog extends Log {
   child(fields: Fields): WorkerLog
-  // a line of a workspace program's output
-  output(line: string): void
+  // one run of a workspace program (setup, the agent): its output, line by line, with this log's fields
+  openOutput(): Output
+  // lines of output dropped through this log and its children so far: a dispatch's log counts its own
+  outputDropped(): number
+}
+
+// A program's output into the log. Lines a slow reader has left no room for are dropped and counted: a
+// `warn` record with `dropped` says how many before the next line written, and end() says how many
+// more when the output ends. So every count is written with the fields of the output it was dropped
+// from (its dispatch, its step), never under another dispatch's.
+export interface Output {
+  line(text: string): void
+  end(): void
 }
 
 // Output waiting for a slow reader of the worker's stdout is bounded: past this many bytes, lines are
@@ -26,31 +37,45 @@ export function createWorkerLog(opts: WorkerLogOptions = {}): WorkerLog {
   return workerLog(records, lines, out, { dropped: 0 })
 }
 
-function workerLog(
-  records: Log,
-  lines: Log,
-  out: { writableLength: number },
-  pending: { dropped: number },
-): WorkerLog {
+// Lines dropped through one log; each drop is counted by the log's parents too.
+interface Count {
+  dropped: number
+  parent?: Count
+}
+
+function workerLog(records: Log, lines: Log, out: { writableLength: number }, count: Count): WorkerLog {
   return {
     debug: records.debug,
     info: records.info,
     warn: records.warn,
     error: records.error,
-    child: (fields) => workerLog(records.child(fields), lines.child(fields), out, pending),
-    output(line) {
+    child: (fields) =>
+      workerLog(records.child(fields), lines.child(fields), out, { dropped: 0, parent: count }),
+    openOutput: () => output(lines, out, count),
+    outputDropped: () => count.dropped,
+  }
+}
+
+function output(lines: Log, out: { writableLength: number }, count: Count): Output {
+  // dropped since the last line written
+  let gap = 0
+  const tell = () => {
+    if (gap === 0) return
+    lines.warn(`… ${gap} line(s) of output dropped: the log's reader was too slow`, { dropped: gap })
+    gap = 0
+  }
+  return {
+    line(text) {
       // before the record is made: a dropped line costs no serialising
       if (out.writableLength > MAX_PENDING_OUTPUT) {
-        pending.dropped++
+        gap++
+        for (let c: Count | undefined = count; c; c = c.parent) c.dropped++
         return
       }
-      if (pending.dropped > 0) {
-        const dropped = pending.dropped
-        pending.dropped = 0
-        lines.warn(`… ${dropped} line(s) of output dropped: the log's reader was too slow`, { dropped })
-      }
-      lines.info(line)
+      tell()
+      lines.info(text)
     },
+    end: tell,
   }
 }
 
@@ -64,7 +89,9 @@ export function stepLog(base: WorkerLog, first: string): { log: WorkerLog; enter
     warn: (msg, fields) => current.warn(msg, fields),
     error: (msg, fields) => current.error(msg, fields),
     child: (fields) => current.child(fields),
-    output: (line) => current.output(line),
+    // the step the program runs in: its output is written with it to the end, its count included
+    openOutput: () => current.openOutput(),
+    outputDropped: () => base.outputDropped(),
   }
   return {
     log,

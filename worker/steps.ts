@@ -78,15 +78,17 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
   if (!command) return { ok: true }
   // the dispatch's deadline bounds setup too: the earlier of the two stops it
   const left = untilDeadline(job)
-  const result: SetupResult = await runSetup({
-    workspace: dir,
-    argv: command,
-    env: job.agentEnv,
-    signal: job.signal,
-    onLine: (line) => job.log.output(line),
-    timeoutMs: Math.max(1, Math.min(job.deps.config.setupTimeoutMs, left ?? Number.POSITIVE_INFINITY)),
-    ...(job.identity ? { identity: job.identity } : {}),
-  })
+  const result: SetupResult = await withOutput(job, (onLine) =>
+    runSetup({
+      workspace: dir,
+      argv: command,
+      env: job.agentEnv,
+      signal: job.signal,
+      onLine,
+      timeoutMs: Math.max(1, Math.min(job.deps.config.setupTimeoutMs, left ?? Number.POSITIVE_INFINITY)),
+      ...(job.identity ? { identity: job.identity } : {}),
+    }),
+  )
   // Nothing setup started lives on into verify: a process left running could change the workspace
   // after it was checked. (Without an identity, setup's process group is stopped when setup exits.)
   if (job.identity) await sweep(job.identity)
@@ -97,6 +99,23 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
   const reason = late ? ExpiryReason.Deadline : result.reason
   const detail = `${result.command.join(' ')} exited ${result.exitCode} (${reason}); last output:\n${result.tail}`
   return { ok: false, reason, detail }
+}
+
+// A program's output, line by line, into the dispatch's log; when it ends, the log says how many of its
+// lines a slow reader made it drop, with the dispatch's id and step.
+async function withOutput<T>(job: Job, run: (onLine: (line: string) => void) => Promise<T>): Promise<T> {
+  const output = job.log.openOutput()
+  try {
+    return await run(output.line)
+  } finally {
+    output.end()
+  }
+}
+
+// What the dispatch's completion says of its output: how many lines the log dropped, when it dropped any.
+function outputDropped(job: Job<Fenced>): { outputDropped?: number } {
+  const dropped = job.log.outputDropped()
+  return dropped > 0 ? { outputDropped: dropped } : {}
 }
 
 export async function verify(job: Job, dir: string): Promise<PreflightReport> {
@@ -152,15 +171,17 @@ export async function agent(job: Job, dir: string): Promise<AgentRun> {
   const ceiling = job.deps.config.agentTimeoutMs
   const byDeadline = left !== undefined && (ceiling === undefined || left < ceiling)
   const timeoutMs = byDeadline ? left : ceiling
-  const run = await runAgent({
-    workspace: dir,
-    command,
-    env: job.agentEnv,
-    signal: job.signal,
-    onLine: (line) => job.log.output(line),
-    ...(timeoutMs ? { timeoutMs } : {}),
-    ...(job.identity ? { identity: job.identity } : {}),
-  })
+  const run = await withOutput(job, (onLine) =>
+    runAgent({
+      workspace: dir,
+      command,
+      env: job.agentEnv,
+      signal: job.signal,
+      onLine,
+      ...(timeoutMs ? { timeoutMs } : {}),
+      ...(job.identity ? { identity: job.identity } : {}),
+    }),
+  )
   job.had.exit = { exitCode: run.exitCode, durationMs: run.durationMs }
   job.had.tail = run.tail
   // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole (or,
@@ -188,6 +209,7 @@ export async function complete(job: Job, run: AgentRun, base: Baseline | undefin
     durationMs: run.durationMs,
     ...(base ? { baseline: base } : {}),
     ...(run.reason ? { reason: run.reason } : {}),
+    ...outputDropped(job),
   }
   const answer = await job.deps.api.complete(job.fence, completion, job.signal)
   // a cancel that won the race: the dispatch keeps this completion as what it had
@@ -199,7 +221,7 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   await post(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
   const answer = await job.deps.api.setupFailed(
     job.fence,
-    { reason: failure.reason, detail: failure.detail },
+    { reason: failure.reason, detail: failure.detail, ...outputDropped(job) },
     job.signal,
   )
   return answer?.status === 'cancelled' ? 'cancelled' : 'setup_failed'
@@ -214,6 +236,7 @@ export async function cancelled(job: Job<Fenced>): Promise<Ending> {
     ...exit,
     ...(base ? { baseline: base } : {}),
     ...(tail ? { detail: tail.slice(-MAX_DETAIL) } : {}),
+    ...outputDropped(job),
   }
   const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
   try {

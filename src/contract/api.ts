@@ -178,6 +178,7 @@ export const Completion = z.object({
   durationMs: z.number().nonnegative().optional(),
   reason: z.string().optional(),
   detail: z.string().optional(),
+  outputDropped: z.number().int().min(0).optional(),
   at: Timestamp,
 })
 export type Completion = z.infer<typeof Completion>
@@ -291,6 +292,8 @@ export type EventRecorded = z.infer<typeof EventRecorded>
 // with a `reason` code and the `detail` (tail of the setup output). The dispatch was cancelled:
 // `status: "cancelled"` with what the worker had (the agent's exit code, the baseline, `detail`: the
 // tail of its output) — a completion of any kind that reaches a cancelled dispatch is kept that way.
+// Any of the three may say how many lines of the dispatch's output (setup's and the agent's) the
+// worker's log dropped for a reader that could not keep up: `outputDropped`, absent when none.
 export const CompleteRequest = z
   .strictObject({
     ...fence,
@@ -300,6 +303,7 @@ export const CompleteRequest = z
     status: z.enum(['setup_failed', 'cancelled']).optional(),
     reason: Code.optional(),
     detail: z.string().max(65_536).optional(),
+    outputDropped: z.number().int().min(0).optional(),
   })
   .superRefine((body, ctx) => {
     if (body.status === 'setup_failed') {
@@ -323,13 +327,17 @@ export const CompleteRequest = z
   })
 export type CompleteRequest = z.infer<typeof CompleteRequest>
 // The two bodies of complete, less the fence: the agent ran, or setup failed before verification.
-export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs'> & {
+export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs' | 'outputDropped'> & {
   exitCode: number
   reason?: 'deadline'
 }
 // What a worker had when the dispatch was cancelled.
-export type CancelledExit = Pick<CompleteRequest, 'baseline' | 'durationMs' | 'exitCode' | 'detail'>
-export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> & Pick<CompleteRequest, 'detail'>
+export type CancelledExit = Pick<
+  CompleteRequest,
+  'baseline' | 'durationMs' | 'exitCode' | 'detail' | 'outputDropped'
+>
+export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> &
+  Pick<CompleteRequest, 'detail' | 'outputDropped'>
 export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
 export type CompleteResponse = z.infer<typeof CompleteResponse>
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import {
   CheckResult,
   Code,
+  CompleteRequest,
   ContextRequires,
   canonicalJson,
   hashDefinition,
@@ -151,6 +152,25 @@ describe('stable codes', () => {
 
   it.each(Object.values(SetupReason))('takes the setup reason "%s" as a code', (reason) => {
     expect(Code.safeParse(reason).success).toBe(true)
+  })
+})
+
+describe('completions', () => {
+  const fence = { attempt: 1, leaseToken: 'lease' }
+  const bodies = {
+    'an agent exit': { ...fence, exitCode: 0 },
+    'a setup failure': { ...fence, status: 'setup_failed', reason: 'setup-exit', detail: 'tail' },
+    'what a cancelled dispatch had': { ...fence, status: 'cancelled', exitCode: 143 },
+  }
+
+  // optional and additive: a worker that never sends it writes what it wrote before
+  it.each(Object.entries(bodies))('take the lines of output the log dropped with %s', (_, body) => {
+    expect(CompleteRequest.safeParse({ ...body, outputDropped: 160_025 }).success).toBe(true)
+    expect(CompleteRequest.safeParse(body).success).toBe(true)
+  })
+
+  it.each([-1, 1.5, '12'])('refuse %j as the lines of output dropped', (outputDropped) => {
+    expect(CompleteRequest.safeParse({ ...bodies['an agent exit'], outputDropped }).success).toBe(false)
   })
 })
 

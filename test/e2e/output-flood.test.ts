@@ -1,9 +1,22 @@
 // End to end: an agent that prints without end, to a worker whose stdout nobody reads, does not fill
-// the worker's memory, and its dispatch completes.
-import { readFileSync } from 'node:fs'
+// the worker's memory, and its dispatch completes; what the log drops is counted under the dispatch
+// whose output it was, and what the dispatch keeps of its output is whole.
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, e2eSuite, register, serveCoordinator, spawnWorker, waitForStatus } from './support.js'
+import {
+  call,
+  dispatch,
+  e2eSuite,
+  getDispatch,
+  type Proc,
+  register,
+  serveCoordinator,
+  spawnWorker,
+  TOKENS,
+  waitForStatus,
+  waitUntil,
+} from './support.js'
 
 const suite = e2eSuite()
 let coordinator: { url: string }
@@ -55,4 +68,89 @@ describe('an output flood', () => {
     )
     expect(flooded - quiet).toBeLessThan(200)
   }, 150_000)
+})
+
+// Starts reading a stalled worker's stdout: every record from now to its end, the pending ones first.
+function readFromNow(worker: Proc): () => Record<string, unknown>[] {
+  const records: Record<string, unknown>[] = []
+  let partial = ''
+  worker.child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n')
+    partial = lines.pop() ?? ''
+    for (const line of lines) records.push(JSON.parse(line) as Record<string, unknown>)
+  })
+  worker.child.stdout?.resume()
+  return () => records
+}
+
+const LINES = 200_000
+
+describe('output dropped for a slow reader, per dispatch', () => {
+  // The issue: 40,731 of 200,000 lines arrived, 21,195 were reported dropped under the dispatch and
+  // 138,074 under the next one, written before its first line.
+  it('counts the lines dropped under the dispatch whose output they were, in its log and its completion, and none under the next', async () => {
+    await register(coordinator.url, { name: 'lines', agent: { command: ['seq', String(LINES)] } })
+    await register(coordinator.url, {
+      name: 'next',
+      agent: { command: ['sh', '-c', 'echo a; echo b; echo c'] },
+    })
+    const worker = spawnWorker(coordinator.url, {
+      workdir: join(suite.scratch, 'per-dispatch'),
+      stallStdout: true,
+    })
+    const flood = await dispatch(coordinator.url, 'lines', { repo: suite.repo })
+    const flooded = await waitForStatus(coordinator.url, flood, 120_000, [worker])
+    expect(flooded).toMatchObject({ status: 'succeeded', completion: { outputDropped: expect.any(Number) } })
+    const dropped = flooded.completion?.outputDropped ?? 0
+    expect(dropped).toBeGreaterThan(0)
+    // the reader comes back: what waited is read, the count last, written when the output ended
+    const records = readFromNow(worker)
+    const about = (id: string) => records().filter((r) => r.output === true && r.dispatchId === id)
+    const counted = (id: string) => about(id).filter((r) => r.dropped !== undefined)
+    await waitUntil(async () => counted(flood).length > 0, 30_000, worker.output)
+    const next = await dispatch(coordinator.url, 'next', { repo: suite.repo })
+    const after = await waitForStatus(coordinator.url, next, 60_000, [worker])
+    worker.child.kill('SIGTERM')
+    expect(await worker.exited).toBe(0)
+
+    const counts = counted(flood).map((r) => r.dropped as number)
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(dropped)
+    const written = about(flood).filter((r) => r.dropped === undefined)
+    console.log(
+      `${written.length} of ${LINES} lines arrived, ${dropped} counted as dropped in ${counts.length} record(s)`,
+    )
+    // every line either arrived or was counted, and under its own dispatch
+    expect(written.length + dropped).toBe(LINES)
+    expect(written.at(-1)?.msg).not.toBe(String(LINES))
+    expect(after.status).toBe('succeeded')
+    expect(after.completion).not.toHaveProperty('outputDropped')
+    expect(counted(next)).toEqual([])
+    expect(about(next).map((r) => r.msg)).toEqual(['a', 'b', 'c'])
+  }, 180_000)
+
+  it('writes the count of a cancelled dispatch with what it had', async () => {
+    const marker = join(suite.scratch, 'printed')
+    const agent = ['sh', '-c', `seq ${LINES}; touch ${JSON.stringify(marker)}; sleep 60`]
+    await register(coordinator.url, { name: 'lines-then-wait', agent: { command: agent } })
+    const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'cancel'), stallStdout: true })
+    const id = await dispatch(coordinator.url, 'lines-then-wait', { repo: suite.repo })
+    await waitUntil(async () => existsSync(marker), 60_000, worker.output)
+    await call(coordinator.url, 'POST', `/v1/dispatches/${id}/cancel`, TOKENS.orchestrator)
+    await waitUntil(async () => (await getDispatch(coordinator.url, id)).completion !== undefined, 30_000)
+    const d = await getDispatch(coordinator.url, id)
+    expect(d).toMatchObject({ status: 'cancelled', completion: { outputDropped: expect.any(Number) } })
+    expect(d.completion?.detail?.split('\n').at(-1)).toBe(String(LINES))
+  }, 180_000)
+
+  // The output tail a dispatch keeps comes from the program's output as read, not from what the log wrote.
+  it("keeps the whole tail of setup's output in a setup failure however much of it the log dropped", async () => {
+    await register(coordinator.url, { name: 'setup-lines', agent: { command: ['true'] } })
+    const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'tail'), stallStdout: true })
+    const setup = ['sh', '-c', `seq ${LINES}; exit 3`]
+    const id = await dispatch(coordinator.url, 'setup-lines', { repo: suite.repo, setup })
+    const d = await waitForStatus(coordinator.url, id, 120_000, [worker])
+    expect(d).toMatchObject({ status: 'setup_failed', completion: { outputDropped: expect.any(Number) } })
+    const last = Array.from({ length: 40 }, (_, i) => String(LINES - 39 + i))
+    expect(d.completion?.detail?.split('\n').slice(-40)).toEqual(last)
+  }, 180_000)
 })

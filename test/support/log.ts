@@ -22,7 +22,9 @@ export function recordingLog(): { log: WorkerLog; records: Recorded[]; warnings:
       info: at('info'),
       warn: at('warn'),
       error: at('error'),
-      output: (line) => at('output')(line),
+      openOutput: () => ({ line: (text) => at('output')(text), end: () => {} }),
+      // it keeps every line
+      outputDropped: () => 0,
       child: (fields) => make({ ...bound, ...fields }),
     }
   }
