@@ -27,6 +27,8 @@ export interface Spec<F extends Flags = Flags> {
   example?: string
   exits?: Record<number, string>
   run?: (values: Values<F>, args: string[]) => Promise<number>
+  // a service: once run returned, the process exits within this many ms, whatever output still waits
+  exitWithinMs?: number
   commands?: Record<string, Spec>
 }
 
@@ -165,6 +167,12 @@ export const WORKER_FLAGS = {
   ...logFlags,
 } as const satisfies Flags
 
+// How long a stopped worker's pending log output (up to 8 MiB of setup's and agents' lines on stdout,
+// its own records on stderr) may take to be written before the process exits: a live reader takes 8 MiB
+// in well under a second; one that stalls (a log driver, a shipper) must not keep the worker alive
+// until the grace period of its container runs out (docs/worker.md, "SIGTERM / SIGINT").
+export const WORKER_FLUSH_MS = 3_000
+
 const worker = command({
   summary: 'claim and run dispatches from a coordinator',
   flags: WORKER_FLAGS,
@@ -180,6 +188,7 @@ const worker = command({
   example: 'PREFLIGHT_TOKEN=… preflight worker --coordinator http://127.0.0.1:8080 --agent-uid 20000',
   exits: { 0: 'stopped by SIGINT or SIGTERM, or after --max-dispatches', 1: 'a fault', 2: USAGE_EXIT },
   run: async (values) => (await import('./worker.js')).run(values),
+  exitWithinMs: WORKER_FLUSH_MS,
 })
 
 const migrate = command({

@@ -13,8 +13,9 @@ interface Chosen {
   args: string[]
 }
 
-// Parses and runs; bad input throws a UsageError, a fault whatever the command threw.
-export async function execute(argv: string[]): Promise<number> {
+// Parses and runs; bad input throws a UsageError, a fault whatever the command threw. `ran` is told
+// the command's spec before it runs.
+export async function execute(argv: string[], ran: (spec: Spec) => void = () => {}): Promise<number> {
   let chosen: Chosen | undefined
   const program = build((c) => {
     chosen = c
@@ -29,13 +30,32 @@ export async function execute(argv: string[]): Promise<number> {
     throw new UsageError(oneLine(err.message))
   }
   if (!chosen?.spec.run) throw new UsageError(needsCommand(argv))
+  ran(chosen.spec)
   return chosen.spec.run(chosen.values, chosen.args)
 }
 
-// Bad input is one sentence on stderr and exit 2; anything else is a fault: one line, exit 1.
+// Runs the command and answers its exit code. A command with `exitWithinMs` (a service: its log's
+// reader may stall) ends the process with that code at most that long after it returned, whatever
+// output is still waiting to be written.
 export async function main(argv: string[]): Promise<number> {
+  let exitWithinMs: number | undefined
+  const code = await outcome(argv, (spec) => {
+    exitWithinMs = spec.exitWithinMs
+  })
+  if (exitWithinMs !== undefined) exitWithin(code, exitWithinMs)
+  return code
+}
+
+// Output waiting for a reader (a pipe nobody reads) keeps the event loop, and so the process, alive:
+// it gets `ms` to be written, then the process exits. The timer holds nothing up when it drains sooner.
+function exitWithin(code: number, ms: number): void {
+  setTimeout(() => process.exit(code), ms).unref()
+}
+
+// Bad input is one sentence on stderr and exit 2; anything else is a fault: one line, exit 1.
+async function outcome(argv: string[], ran: (spec: Spec) => void): Promise<number> {
   try {
-    return await execute(argv)
+    return await execute(argv, ran)
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`preflight: ${err.message}\n`)

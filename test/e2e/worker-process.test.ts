@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { WORKER_FLUSH_MS } from '../../src/cli/commands.js'
 import { diesWithin } from '../worker/git-fixtures.js'
 import {
   call,
@@ -48,6 +49,22 @@ describe('worker process', () => {
     expect((await getDispatch(coordinator.url, queued)).status).toBe('queued')
     await call(coordinator.url, 'POST', `/v1/dispatches/${queued}/cancel`, TOKENS.orchestrator)
   }, 60_000)
+
+  // A log driver that stalls: up to 8 MiB of output records wait on the pipe, which kept the event loop,
+  // and so the worker, alive after it stopped (60 s and counting, until the pipe was read).
+  it('on SIGTERM exits 0 within its flush bound though nobody reads its stdout and output waits on it', async () => {
+    await register(coordinator.url, { name: 'e2e-chatty', agent: { command: ['seq', '200000'] } })
+    const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w11'), stallStdout: true })
+    const id = await dispatch(coordinator.url, 'e2e-chatty', { repo: suite.repo })
+    const d = await waitForStatus(coordinator.url, id, 60_000, [worker])
+    // the log had no room for every line: its bound of pending output was reached
+    expect(d).toMatchObject({ status: 'succeeded', completion: { outputDropped: expect.any(Number) } })
+    const signalled = performance.now()
+    worker.child.kill('SIGTERM')
+    expect(await worker.exited).toBe(0)
+    // the stop itself takes milliseconds here (no dispatch runs); the rest is slack for a loaded machine
+    expect(performance.now() - signalled).toBeLessThan(WORKER_FLUSH_MS + 3_000)
+  }, 90_000)
 
   it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
     const marker = join(suite.scratch, 'impatient.marker')
