@@ -9,7 +9,7 @@ import {
   dispatch,
   e2eSuite,
   getDispatch,
-  type Proc,
+  readStalled,
   register,
   serveCoordinator,
   spawnWorker,
@@ -70,19 +70,6 @@ describe('an output flood', () => {
   }, 150_000)
 })
 
-// Starts reading a stalled worker's stdout: every record from now to its end, the pending ones first.
-function readFromNow(worker: Proc): () => Record<string, unknown>[] {
-  const records: Record<string, unknown>[] = []
-  let partial = ''
-  worker.child.stdout?.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString()).split('\n')
-    partial = lines.pop() ?? ''
-    for (const line of lines) records.push(JSON.parse(line) as Record<string, unknown>)
-  })
-  worker.child.stdout?.resume()
-  return () => records
-}
-
 const LINES = 200_000
 
 describe('output dropped for a slow reader, per dispatch', () => {
@@ -104,7 +91,7 @@ describe('output dropped for a slow reader, per dispatch', () => {
     const dropped = flooded.completion?.outputDropped ?? 0
     expect(dropped).toBeGreaterThan(0)
     // the reader comes back: what waited is read, the count last, written when the output ended
-    const records = readFromNow(worker)
+    const records = readStalled(worker)
     const about = (id: string) => records().filter((r) => r.output === true && r.dispatchId === id)
     const counted = (id: string) => about(id).filter((r) => r.dropped !== undefined)
     await waitUntil(async () => counted(flood).length > 0, 30_000, worker.output)

@@ -74,6 +74,21 @@ function start(
   }
 }
 
+// Starts reading the stdout of a process started with `stallStdout`: its records from now to its end,
+// those that waited first.
+export function readStalled(proc: Proc): () => Record<string, unknown>[] {
+  const records: Record<string, unknown>[] = []
+  let partial = ''
+  proc.child.stdout?.setEncoding('utf8')
+  proc.child.stdout?.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n')
+    partial = lines.pop() ?? ''
+    for (const line of lines) records.push(JSON.parse(line) as Record<string, unknown>)
+  })
+  proc.child.stdout?.resume()
+  return () => records
+}
+
 function jsonRecord(line: string): Record<string, unknown>[] {
   try {
     const value: unknown = JSON.parse(line)

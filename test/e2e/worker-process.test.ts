@@ -10,6 +10,7 @@ import {
   dispatch,
   e2eSuite,
   getDispatch,
+  readStalled,
   register,
   serveCoordinator,
   spawnWorker,
@@ -64,6 +65,21 @@ describe('worker process', () => {
     expect(await worker.exited).toBe(0)
     // the stop itself takes milliseconds here (no dispatch runs); the rest is slack for a loaded machine
     expect(performance.now() - signalled).toBeLessThan(WORKER_FLUSH_MS + 3_000)
+  }, 90_000)
+
+  // The bound cuts off a stuck reader only: output that waited is still written to one that reads again.
+  it('on SIGTERM still writes the output that waits on its stdout to a reader that comes back within the bound', async () => {
+    await register(coordinator.url, { name: 'e2e-chatty-late', agent: { command: ['seq', '200000'] } })
+    const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w12'), stallStdout: true })
+    const id = await dispatch(coordinator.url, 'e2e-chatty-late', { repo: suite.repo })
+    const d = await waitForStatus(coordinator.url, id, 60_000, [worker])
+    expect(d).toMatchObject({ status: 'succeeded', completion: { outputDropped: expect.any(Number) } })
+    worker.child.kill('SIGTERM')
+    const records = readStalled(worker)
+    expect(await worker.exited).toBe(0)
+    // the count is written when the output ends: last of the dispatch's, behind everything that waited
+    const counted = records().filter((r) => r.dispatchId === id && r.dropped !== undefined)
+    expect(counted.map((r) => r.dropped)).toEqual([d.completion?.outputDropped])
   }, 90_000)
 
   it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
