@@ -140,15 +140,17 @@ export function privateDirs(workdir: string, name: string): { HOME: string; TMPD
   return { HOME: join(workdir, `${name}.home`), TMPDIR: join(workdir, `${name}.tmp`) }
 }
 
-// Makes HOME and TMPDIR afresh, mode 0700 and owned by the slot uid; `remove` takes them away again, with
-// the baseline's scratch directory if one was left.
-export async function makePrivateDirs(workdir: string, name: string, who: AgentIdentity) {
-  const dirs = Object.values(privateDirs(workdir, name))
-  const all = [...dirs, scratchPath(workdir, name)]
-  // left by a worker that died: a walk that follows no link, whoever wrote there since
-  await removeAgentTrees(all, who)
-  for (const dir of dirs) await ownDir(dir, who)
-  return { remove: () => removeAgentTrees(all, who) }
+// Every directory of the slot uid's for one dispatch beside its workspace: HOME, TMPDIR and the
+// baseline's scratch. Removed together when the dispatch ends.
+export function agentDirs(workdir: string, name: string): string[] {
+  return [...Object.values(privateDirs(workdir, name)), scratchPath(workdir, name)]
+}
+
+// Makes HOME and TMPDIR afresh, mode 0700 and owned by the slot uid, after removing what a worker that
+// died left under these names (a walk that follows no link, whoever wrote there since).
+export async function makePrivateDirs(workdir: string, name: string, who: AgentIdentity): Promise<void> {
+  await removeAgentTrees(agentDirs(workdir, name), who)
+  for (const dir of Object.values(privateDirs(workdir, name))) await ownDir(dir, who)
 }
 
 // mkdir in the workdir, root's and 0711, where no agent uid may create or swap an entry: made anew

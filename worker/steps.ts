@@ -6,7 +6,7 @@ import { runAgent } from './agent.js'
 import { captureBaseline } from './baseline.js'
 import { verify as verifyRequirements } from './checks/index.js'
 import { type Fenced, refusalReport, type Unreadable } from './claim.js'
-import { agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
+import { agentDirs, agentScratch, handOver, makePrivateDirs, sweep } from './identity.js'
 import { Abandoned, type Ending, ensureActive, type Job, untilDeadline } from './job.js'
 import { prepareWorkspace } from './prepare.js'
 import { removeAgentTrees } from './run/remove.js'
@@ -25,13 +25,12 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
   const { config } = job.deps
   const { name, identity } = job
   const clone = job.claim.dispatch.workspace.path === undefined
-  // A clone's directory is ours even when the clone failed half-way; a workspace.path never is.
-  const remove = removerFor(job)
-  if (clone) job.onClose((ending) => removeUnlessKept(job, join(config.workdir, name), ending, remove))
-  if (identity) {
-    const dirs = await makePrivateDirs(config.workdir, name, identity)
-    job.onClose(dirs.remove)
-  }
+  // A clone's directory is ours even when the clone failed half-way; a workspace.path never is. It goes
+  // at the end with the slot uid's own directories, in one removal.
+  const workspace = clone ? join(config.workdir, name) : undefined
+  const own = identity ? agentDirs(config.workdir, name) : []
+  if (workspace || identity) job.onClose((ending) => removeAtEnd(job, workspace, own, ending))
+  if (identity) await makePrivateDirs(config.workdir, name, identity)
   const prepared = await prepareWorkspace({
     workspace: job.claim.dispatch.workspace,
     workdir: config.workdir,
@@ -43,32 +42,29 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     cloneCredentials: config.cloneCredentials,
     signal: job.signal,
     timeoutMs: config.cloneTimeoutMs,
-    remove,
+    remove: removerFor(job),
   })
   // the clone becomes the agent's; a workspace.path stays whose it is
   if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
   return prepared
 }
 
-// A tree of the dispatch's removed: with an identity, by a walk that follows no link, as other uids may
-// write in it (worker/run/remove.ts); without one the agent is the worker's own uid, and fs.rm serves.
+// What a worker that died left where the clone goes: with an identity, removed by a walk that follows no
+// link, as other uids may have written in it (worker/run/remove.ts); without one the agent is the
+// worker's own uid, and fs.rm serves.
 function removerFor(job: Job): (dir: string) => Promise<void> {
   const { identity } = job
   if (identity) return (dir) => removeAgentTrees([dir], identity)
   return (dir) => rm(dir, { recursive: true, force: true })
 }
 
-async function removeUnlessKept(
-  job: Job,
-  dir: string,
-  ending: Ending,
-  remove: (dir: string) => Promise<void>,
-) {
-  if (job.deps.config.keepFailed && ending !== 'succeeded') {
-    job.log.info('kept workspace', { dir, ending })
-    return
-  }
-  await remove(dir)
+// The dispatch's clone (unless --keep-failed keeps it) and the slot uid's directories, in one removal.
+async function removeAtEnd(job: Job, workspace: string | undefined, own: string[], ending: Ending) {
+  const keep = workspace !== undefined && job.deps.config.keepFailed && ending !== 'succeeded'
+  if (keep) job.log.info('kept workspace', { dir: workspace, ending })
+  const paths = [...(workspace && !keep ? [workspace] : []), ...own]
+  if (job.identity) await removeAgentTrees(paths, job.identity)
+  else for (const dir of paths) await rm(dir, { recursive: true, force: true })
 }
 
 export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
