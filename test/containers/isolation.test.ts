@@ -1,6 +1,6 @@
 // The agent-isolation checks inside the worker image, run exactly as compose.yaml runs it: root, every
 // capability dropped but six, no-new-privileges, agents as uid 100000 + slot. The agents are attackers
-// here; what they saw they write to /outbox, a host directory every uid may write.
+// here; what they saw they write to /outbox/in, a host directory every uid may write.
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { StartedTestContainer } from 'testcontainers'
@@ -47,8 +47,8 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
   it('runs setup and the agent as uid 100000 + slot, without groups or capabilities', async () => {
     const done = await run(
       'iso-ids',
-      'echo "$(id -u) $(id -G)" > /outbox/agent-ids; grep CapEff /proc/self/status > /outbox/agent-caps',
-      'id -u > /outbox/setup-uid',
+      'echo "$(id -u) $(id -G)" > /outbox/in/agent-ids; grep CapEff /proc/self/status > /outbox/in/agent-caps',
+      'id -u > /outbox/in/setup-uid',
     )
     expect(done.status).toBe('succeeded')
     const [uid, ...groups] = (await read('agent-ids')).trim().split(' ')
@@ -60,7 +60,7 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
 
   it('keeps the worker token from the agent: environment, /proc/*/environ, HOME, the workdir', async () => {
     const hunt = [
-      'out=/outbox/hunt; env > $out',
+      'out=/outbox/in/hunt; env > $out',
       'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat $f 2>/dev/null | tr "\\0" "\\n"; done >> $out',
       'grep -rs "" "$HOME" "$TMPDIR" >> $out',
       'ls -la /work >> $out 2>&1 || echo "workdir: not listable" >> $out',
@@ -76,7 +76,7 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
   })
 
   it('leaves no process behind: one started with setsid is gone once its dispatch ended', async () => {
-    const script = "setsid sh -c 'echo $$ > /outbox/escaped; exec sleep 60' & sleep 0.5"
+    const script = "setsid sh -c 'echo $$ > /outbox/in/escaped; exec sleep 60' & sleep 0.5"
     expect((await run('iso-setsid', script)).status).toBe('succeeded')
     const pid = Number(await read('escaped'))
     expect(pid).toBeGreaterThan(1)
@@ -90,7 +90,7 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
       'ipcmk -M 65536 && ipcmk -Q && ipcmk -S 1',
       'echo left > /tmp/preflight-left',
       `perl -e 'for (1..2500) { mkdir "d" or die; chdir "d" or die }'`,
-      'echo "$PWD" > /outbox/deep-ws',
+      'echo "$PWD" > /outbox/in/deep-ws',
     ].join(' && ')
     expect((await run('iso-leftovers', script)).status).toBe('succeeded')
     const workspace = (await read('deep-ws')).trim()

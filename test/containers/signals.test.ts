@@ -15,7 +15,7 @@ describe('a busy worker container', () => {
     const worker = await spawnWorker(stack)
     await register(stack.url, {
       name: 'ct-stop',
-      agent: { command: ['sh', '-c', 'touch /outbox/stop-began; sleep 4; touch /outbox/stop-ended'] },
+      agent: { command: ['sh', '-c', 'touch /outbox/in/stop-began; sleep 4; touch /outbox/in/stop-ended'] },
     })
     const id = await dispatch(stack.url, 'ct-stop', { repo: stack.repo })
     await waitUntil(
@@ -37,7 +37,7 @@ describe('a busy worker container', () => {
     const first = await spawnWorker(stack)
     await register(stack.url, {
       name: 'ct-kill',
-      agent: { command: ['sh', '-c', 'echo run >> /outbox/kill-runs; sleep 3'] },
+      agent: { command: ['sh', '-c', 'echo run >> /outbox/in/kill-runs; sleep 3'] },
     })
     const id = await dispatch(stack.url, 'ct-kill', { repo: stack.repo })
     await waitUntil(

@@ -1,8 +1,8 @@
 // The container tests' world: the project's images on a network of their own — the stand-in PostgreSQL,
 // the coordinator, a git server the workers clone from — and workers run as compose.yaml runs them.
 import { readFileSync } from 'node:fs'
-import { chmod, rm } from 'node:fs/promises'
-import { resolve } from 'node:path'
+import { chmod, mkdir, rm } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
 import type { Readable } from 'node:stream'
 import {
   GenericContainer,
@@ -64,7 +64,10 @@ export interface Stack {
   url: string
   // the repository the git server serves, as the workers reach it
   repo: string
-  // a directory every uid may write, mounted into workers at /outbox
+  // a directory every uid may write, the workers' /outbox/in: one level below the mount point /outbox.
+  // The worker removes an agent's entries from every world-writable directory it finds on its root
+  // filesystem, a world-writable mount point among them (as a deployment's would be); it does not look
+  // into other filesystems, so this directory below the mount point keeps what agents write.
   outbox: string
   // what the stack started, for `stop` and failure messages
   containers: StartedTestContainer[]
@@ -76,7 +79,10 @@ export function containerStack(files: Record<string, string> = { 'package.json':
   const stack = { containers: [] } as unknown as Stack
   beforeAll(async () => {
     stack.network = await new Network().start()
-    stack.outbox = await tempDir('preflight-outbox-')
+    const mounted = await tempDir('preflight-outbox-')
+    await chmod(mounted, 0o755)
+    stack.outbox = join(mounted, 'in')
+    await mkdir(stack.outbox)
     await chmod(stack.outbox, 0o1777)
     stack.postgres = track(stack, await startPostgres(stack.network))
     stack.coordinator = track(stack, await startCoordinator(stack.network))
@@ -87,7 +93,7 @@ export function containerStack(files: Record<string, string> = { 'package.json':
   afterAll(async () => {
     for (const c of stack.containers.reverse()) await c.stop().catch(() => {})
     await stack.network?.stop().catch(() => {})
-    if (stack.outbox) await rm(stack.outbox, { recursive: true, force: true })
+    if (stack.outbox) await rm(dirname(stack.outbox), { recursive: true, force: true })
   })
   return stack
 }
@@ -169,7 +175,7 @@ export interface SpawnOptions {
 }
 
 // The worker image as compose.yaml runs it: root, every capability dropped but the ones compose.yaml
-// adds, no-new-privileges, agents as uid 100000 + slot; the stack's outbox at /outbox.
+// adds, no-new-privileges, agents as uid 100000 + slot; the stack's outbox at /outbox/in.
 export async function spawnWorker(stack: Stack, opts: SpawnOptions = {}) {
   const { capDrop, capAdd, securityOpt } = WORKER_CONFINEMENT
   const command = ['worker', '--coordinator', 'http://coordinator:8080', '--workdir', '/work']
@@ -182,7 +188,7 @@ export async function spawnWorker(stack: Stack, opts: SpawnOptions = {}) {
     .withSecurityOpt(...securityOpt)
     .withCommand(command)
     .withEnvironment({ PREFLIGHT_TOKEN: TOKENS.worker })
-    .withBindMounts([{ source: stack.outbox, target: '/outbox' }, ...(opts.binds ?? [])])
+    .withBindMounts([{ source: dirname(stack.outbox), target: '/outbox' }, ...(opts.binds ?? [])])
     .withWaitStrategy(Wait.forLogMessage(/worker \S+ started/))
   return track(stack, await start('worker', container))
 }

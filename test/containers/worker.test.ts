@@ -46,7 +46,7 @@ async function chownTree(path: string, uid: number): Promise<void> {
 }
 
 const ranMarker = (name: string) => join(stack.outbox, name)
-const agentWrites = (name: string) => ['sh', '-c', `id -u > /outbox/${name}`]
+const agentWrites = (name: string) => ['sh', '-c', `id -u > /outbox/in/${name}`]
 
 describe('the worker image, cloning from another container', () => {
   it('runs a met dispatch to success, with a baseline', async () => {
