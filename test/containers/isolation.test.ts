@@ -70,7 +70,8 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
     expect(seen).toContain('workdir: not listable')
     expect(seen).not.toContain(TOKENS.worker)
     // nor is it in any process's environment for root: the entrypoint moved it to a file before tini
-    const environs = await worker.exec(['sh', '-c', 'cat /proc/[0-9]*/environ'])
+    // (read with an empty environment: `docker exec` gives its process the container's, token and all)
+    const environs = await worker.exec(['env', '-i', '/bin/sh', '-c', '/bin/cat /proc/[0-9]*/environ'])
     expect(environs.output).toContain('PREFLIGHT_WORKDIR=/work')
     expect(environs.output).not.toContain(TOKENS.worker)
   })
