@@ -1,7 +1,7 @@
 // The agent's own identity (--agent-uid): a uid/gid per slot, the privileges switching to it takes, and
 // the sweep that leaves no process of that uid behind.
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
 import { chmod, lchown, lstat, mkdir, readdir } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
@@ -13,6 +13,11 @@ export type { AgentIdentity }
 // Slot i (from 0) runs setup and the agent as uid = gid = base + i, with no supplementary groups.
 export function slotIdentity(base: number, slot: number): AgentIdentity {
   return { uid: base + slot, gid: base + slot }
+}
+
+// Every slot's identity of a worker (--agent-uid, --concurrency).
+export function slotIdentities(base: number, concurrency: number): AgentIdentity[] {
+  return Array.from({ length: concurrency }, (_, slot) => slotIdentity(base, slot))
 }
 
 // What the worker does to and for another uid, by capability (bit number in CapEff).
@@ -204,9 +209,22 @@ export function writableBy(file: string, who: readonly AgentIdentity[]): string 
   return openOnChain(realpathSync(file), who) ?? openOnChain(dirname(resolve(file)), who)
 }
 
-function openOnChain(start: string, who: readonly AgentIdentity[]): string | undefined {
+// Where one of `who` could move `dir` away and put something else in its place (a link): a directory
+// above it that one of them may write (sticky: only if it is `dir`'s owner), or `dir` itself when one of
+// them owns it. undefined when nowhere.
+export function movableBy(dir: string, who: readonly AgentIdentity[]): string | undefined {
+  const info = lstatSync(dir)
+  if (who.some((id) => id.uid === info.uid)) return dir
+  return dir === '/' ? undefined : openOnChain(dirname(dir), who, info)
+}
+
+function openOnChain(
+  start: string,
+  who: readonly AgentIdentity[],
+  below?: ReturnType<typeof statSync>,
+): string | undefined {
   let path = start
-  let child: ReturnType<typeof statSync> | undefined
+  let child = below
   for (;;) {
     const info = statSync(path)
     const sticky = (info.mode & 0o1000) !== 0

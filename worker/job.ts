@@ -6,7 +6,7 @@ import type { Fenced } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { cpuSeconds } from './cpu.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, sweep, swept } from './identity.js'
+import { type AgentIdentity, privateDirs, slotIdentities, sweep, swept } from './identity.js'
 import { keepLease } from './lease.js'
 import { removeIpc, removeSharedEntries, sharedDirs } from './leftovers.js'
 import { stepLog, type WorkerLog } from './log.js'
@@ -177,7 +177,8 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
           }
         }
         if (identity) {
-          await attempt(async () => removeSharedEntries(identity, await sharedDirs()))
+          const slots = slotIdentities(deps.config.agentUid ?? identity.uid, deps.config.concurrency)
+          await attempt(async () => removeSharedEntries(identity, await sharedDirs(), slots))
           await attempt(() => removeIpc(identity))
         }
         for (const release of releases.reverse()) await attempt(() => release(ending))

@@ -2,11 +2,11 @@
 // world-writable directories, System V IPC objects — and their removal once no process of it is left,
 // so the slot's next agent finds none of it.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { lstat, readdir } from 'node:fs/promises'
+import { lstatSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AgentIdentity } from './checks/types.js'
-import { removeTrees } from './run/remove.js'
+import { movableBy } from './identity.js'
+import { gnuRm } from './run/remove.js'
 
 // Where any uid may create entries on a usual Linux host, whichever filesystem holds them (tmpfs mounts
 // are not on the root filesystem the scan below walks).
@@ -42,19 +42,50 @@ export function worldWritableDirs(top: string, timeoutMs = 60_000): Promise<stri
   })
 }
 
-// Removes the uid's own entries in the shared directories (at their top: below, the uid's entries are in
-// a directory of its own, or in another uid's, which goes with that uid's sweep). Only after a sweep,
-// and by a walk that follows no link: another uid may still write inside what this one left there.
-export async function removeSharedEntries(who: AgentIdentity, dirs: readonly string[]): Promise<void> {
-  const mine: string[] = []
+// Removes the uid's own entries at the top of the shared directories (below, its entries are in a
+// directory of its own, or in another uid's, which goes with that uid's). Only directories no slot uid
+// owns or could move away (`slots`: every slot of the worker): another slot's agent may be alive, and
+// a directory of its own could be swapped for a link. GNU find selects by owner, whatever bytes a name
+// holds, and runs rm from inside the directory it opened (-execdir: on `./name`, in batches): nothing
+// is looked up by path again. Throws when an entry of the uid is still there.
+export async function removeSharedEntries(
+  who: AgentIdentity,
+  dirs: readonly string[],
+  slots: readonly AgentIdentity[],
+): Promise<void> {
   for (const dir of dirs) {
-    const names = await readdir(dir).catch(() => [] as string[])
-    for (const name of names) {
-      const path = join(dir, name)
-      if ((await lstat(path).catch(() => undefined))?.uid === who.uid) mine.push(path)
-    }
+    if (!steady(dir, slots)) continue
+    const select = [dir, '-mindepth', '1', '-maxdepth', '1', '-user', String(who.uid)]
+    await find([...select, '-execdir', gnuRm(), '-rf', '--one-file-system', '--', '{}', '+'])
+    const left = await find([...select, '-print', '-quit'])
+    if (left.length > 0) throw new Error(`uid ${who.uid} still has entries in ${dir}`)
   }
-  await removeTrees(mine)
+}
+
+// A real directory (not a link) that no slot uid owns or can replace.
+function steady(dir: string, slots: readonly AgentIdentity[]): boolean {
+  try {
+    return lstatSync(dir).isDirectory() && movableBy(dir, slots) === undefined
+  } catch {
+    // not there (/dev/mqueue unmounted): nothing to sweep
+    return false
+  }
+}
+
+// GNU find as this process, its output; what it says on stderr is not an answer (-execdir's rm reports
+// what it could not remove, and the look after it tells).
+function find(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('find', args, {
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    const chunks: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    child.once('error', reject)
+    child.once('close', () => resolve(Buffer.concat(chunks).toString('latin1')))
+  })
 }
 
 // System V shared memory, message queues and semaphore sets the uid owns or created: they live on in the

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
 import { defaultConfig, workerConfig } from '../../worker/config.js'
-import { missingCapabilities, readableBy, slotIdentity, writableBy } from '../../worker/identity.js'
+import { missingCapabilities, readableBy, slotIdentities, writableBy } from '../../worker/identity.js'
 import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds.js'
 import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
@@ -176,7 +176,7 @@ async function confineTo(
       `--agent-uid needs root or the capabilities ${missing.join(', ')}, which this worker lacks`,
     )
   }
-  const slots = Array.from({ length: concurrency }, (_, i) => slotIdentity(base, i))
+  const slots = slotIdentities(base, concurrency)
   // a gid that names a group (shadow, docker) would give the agents that group's access
   const knownIds = new Set([...idsIn('/etc/passwd'), ...idsIn('/etc/group')])
   for (const file of [...trusted, ...secrets]) {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ipcObjects, removeIpc, removeSharedEntries, worldWritableDirs } from '../../worker/leftovers.js'
@@ -57,21 +57,56 @@ describe('ipcObjects', () => {
 describe.runIf(isRoot)('removeSharedEntries', () => {
   const who = { uid: 62_220, gid: 62_220 }
   const other = { uid: 62_221, gid: 62_221 }
+  const slots = [who, other]
+  const as = (id: { uid: number; gid: number }, cwd: string, script: string) =>
+    expect(spawnSync('sh', ['-c', script], { cwd, ...id }).status).toBe(0)
+  const shared = () => {
+    const dir = testDir()
+    chmodSync(dir, 0o1777)
+    return dir
+  }
 
   it("removes the uid's entries at the top of a shared directory, never what a link of it points at", async () => {
-    const outside = testDir()
-    const secret = write(outside, 'secret')
-    const shared = testDir()
-    chmodSync(shared, 0o1777)
-    const as = (who: { uid: number; gid: number }, script: string) =>
-      expect(spawnSync('sh', ['-c', script], { cwd: shared, ...who }).status).toBe(0)
-    as(who, `echo x > file; mkdir -p dir/sub; echo x > dir/sub/f; ln -s ${secret} link; chmod 0777 dir`)
-    as(other, 'echo x > theirs; echo x > dir/planted')
-    await removeSharedEntries(who, [shared])
-    for (const gone of ['file', 'dir', 'link']) expect(existsSync(join(shared, gone))).toBe(false)
-    expect(existsSync(join(shared, 'theirs'))).toBe(true)
+    const secret = write(testDir(), 'secret')
+    const dir = shared()
+    as(
+      who,
+      dir,
+      `echo x > file; mkdir -p sub/deeper; echo x > sub/deeper/f; ln -s ${secret} link; chmod 0777 sub`,
+    )
+    as(other, dir, 'echo x > theirs; echo x > sub/planted')
+    await removeSharedEntries(who, [dir], slots)
+    for (const gone of ['file', 'sub', 'link']) expect(existsSync(join(dir, gone))).toBe(false)
+    expect(existsSync(join(dir, 'theirs'))).toBe(true)
     expect(existsSync(secret)).toBe(true)
   })
+
+  // readdir decodes names as UTF-8: such a name, joined back, names nothing, and was skipped
+  it('removes an entry whose name is not valid UTF-8', async () => {
+    const dir = shared()
+    as(who, dir, 'perl -e \'open(my $f, ">", "evil\\xff") or die\'')
+    expect(readdirSync(dir)).toHaveLength(1)
+    await removeSharedEntries(who, [dir], slots)
+    expect(readdirSync(dir)).toEqual([])
+  })
+
+  // A slot's own world-writable directory: its agent could swap it for a link to / while root removes
+  // the other uid's entry by path — so it is not swept at all (its owner's sweep takes it whole).
+  it("leaves a directory a slot uid owns or could move alone: another slot's 0777 directory", async () => {
+    const dir = shared()
+    as(other, dir, 'mkdir -m 0777 mine && chmod 0777 mine')
+    as(who, join(dir, 'mine'), 'echo x > planted')
+    await removeSharedEntries(who, [join(dir, 'mine')], slots)
+    expect(existsSync(join(dir, 'mine', 'planted'))).toBe(true)
+  })
+
+  // one rm command line for them all would be refused (E2BIG) and retire the slot for good
+  it('removes more entries than one command line holds', async () => {
+    const dir = shared()
+    as(who, dir, `perl -e 'for (1..12000) { open(my $f, ">", ("n" x 190) . $_) or die }'`)
+    await removeSharedEntries(who, [dir], slots)
+    expect(readdirSync(dir)).toEqual([])
+  }, 60_000)
 })
 
 describe('worldWritableDirs', () => {
