@@ -57,6 +57,9 @@ export async function prepareWorkspace(opts: PrepareOptions): Promise<Prepared> 
   const dir = join(opts.workdir, opts.name)
   await (opts.remove ?? removeTree)(dir)
   await mkdir(opts.workdir, { recursive: true })
+  // closed from the start: git would make it 0755, and another slot's agent that entered it while the
+  // clone ran could stay there (a cwd) and read the tree once it is handed over
+  await mkdir(dir, { mode: 0o700 })
   const failure = await cloneAt(opts.workspace.repo, opts.workspace.ref, dir, opts).catch((err: unknown) =>
     gitFault(err, opts),
   )

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { mkdir, readdir, readFile, symlink } from 'node:fs/promises'
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { basename, join } from 'node:path'
@@ -104,6 +104,11 @@ describe('prepareWorkspace: clone', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
     const workdir = await track(tempDir('preflight-workdir-'))
+    // while the clone waits on the network, its directory is there: closed to everyone but its owner
+    server.once('connection', () => {
+      modeWhileCloning = statSync(join(workdir, 'job')).mode & 0o777
+    })
+    let modeWhileCloning: number | undefined
     try {
       const started = Date.now()
       const prepared = await prepareWorkspace({
@@ -116,6 +121,7 @@ describe('prepareWorkspace: clone', () => {
       })
       expect(prepared).toMatchObject({ ok: false, reason: 'clone-failed' })
       expect(Date.now() - started).toBeLessThan(10_000)
+      expect(modeWhileCloning).toBe(0o700)
     } finally {
       for (const socket of sockets) socket.destroy()
       server.close()
