@@ -1,13 +1,19 @@
 // `preflight worker` — claims dispatches from a coordinator and runs their lifecycle.
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
 import { defaultConfig, workerConfig } from '../../worker/config.js'
-import { missingCapabilities, readableBy, slotIdentities, writableBy } from '../../worker/identity.js'
+import {
+  missingCapabilities,
+  movableBy,
+  readableBy,
+  slotIdentities,
+  writableBy,
+} from '../../worker/identity.js'
 import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds.js'
 import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
@@ -196,6 +202,14 @@ async function confineTo(
   if (((await stat(workdir)).mode & 0o1002) !== 0) {
     throw new UsageError(
       `--agent-uid: --workdir ${workdir} is shared with other users: give the worker a directory of its own`,
+    )
+  }
+  // every mkdir, clone, chown and removal of the worker's goes under it: no slot uid may move it (or a
+  // directory above it) away and put a link in its place
+  const movable = movableBy(realpathSync(workdir), slots) ?? movableBy(resolve(workdir), slots)
+  if (movable) {
+    throw new UsageError(
+      `--agent-uid: --workdir ${workdir} is not safe from agents: uid ${base}+ may replace ${movable}`,
     )
   }
   await chown(workdir, own, process.getgid?.() ?? 0)

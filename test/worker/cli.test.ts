@@ -181,6 +181,17 @@ describe.runIf(process.getuid?.() === 0)('preflight worker --agent-uid', () => {
     expect(statSync(tmpdir()).mode & 0o7777).toBe(0o1777)
   })
 
+  it('refuses a workdir the agents could replace: its parent is open to them', async () => {
+    await inOpenDir(async (dir) => {
+      chmodSync(dir, 0o777)
+      const workdir = join(dir, 'work')
+      mkdirSync(workdir, { mode: 0o700 })
+      const run = await agentUid({ PREFLIGHT_TOKEN: 't' }, '61200', '--workdir', workdir)
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain(`may replace ${dir}`)
+    })
+  })
+
   it('refuses a git that lives where the agents could replace it', async () => {
     await inOpenDir(async (dir) => {
       const bin = join(dir, 'bin')
