@@ -3,10 +3,11 @@
 // so the slot's next agent finds none of it.
 import { spawn } from 'node:child_process'
 import { lstatSync, readFileSync } from 'node:fs'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AgentIdentity } from './checks/types.js'
 import { movableBy } from './identity.js'
-import { gnuRm } from './run/remove.js'
+import { gnuRm, removeTrees } from './run/remove.js'
 
 // Where any uid may create entries on a usual Linux host, whichever filesystem holds them (tmpfs mounts
 // are not on the root filesystem the scan below walks).
@@ -138,4 +139,19 @@ export function ipcObjects(file: string, idColumn: string, uid: number): string[
     if (of('uid') === uid || of('cuid') === uid) ids.push(String(cells[at(idColumn)]))
   }
   return ids
+}
+
+// A dispatch's directories in the workdir: `<id>-<attempt>` (the clone) and its `.home`, `.tmp` and
+// `.baseline` (the slot uid's own).
+const DISPATCH_DIR = /^[0-9a-f-]{36}-\d+(\.(home|tmp|baseline))?$/
+
+// What a worker that died left in its workdir (root's, 0711: nothing an agent can swap): its
+// dispatches' directories, but the clones --keep-failed keeps. The next dispatch of a slot runs as the
+// same uid and could read them.
+export async function removeStaleDispatches(workdir: string, keepFailed: boolean): Promise<void> {
+  const names = (await readdir(workdir).catch(() => [] as string[])).filter((name) => {
+    const match = DISPATCH_DIR.exec(name)
+    return match !== null && (!keepFailed || match[1] !== undefined)
+  })
+  await removeTrees(names.map((name) => join(workdir, name)))
 }

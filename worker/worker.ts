@@ -3,9 +3,9 @@ import { type Api, backoffMs, RefusedError, sleep } from './api.js'
 import { readClaim } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { cpuSeconds } from './cpu.js'
-import { type AgentIdentity, slotIdentity, swept } from './identity.js'
+import { type AgentIdentity, slotIdentities, slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
-import { sharedDirs } from './leftovers.js'
+import { removeIpc, removeSharedEntries, removeStaleDispatches, sharedDirs } from './leftovers.js'
 import { runDispatch } from './lifecycle.js'
 import type { WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
@@ -38,6 +38,16 @@ export function startWorker(
     abandoned: 0,
   }
   const dispatchDeps: DispatchDeps = { ...deps, config: opts, signal: giveUp.signal }
+  const slots = opts.agentUid === undefined ? [] : slotIdentities(opts.agentUid, opts.concurrency)
+  // a worker that died may have left its dispatches' directories: removed before any slot claims (an
+  // error is kept for the slots to stop on, not thrown where nothing waits for it yet)
+  const stale =
+    opts.agentUid === undefined
+      ? Promise.resolve(undefined)
+      : removeStaleDispatches(opts.workdir, opts.keepFailed).then(
+          () => undefined,
+          (err: Error) => err,
+        )
   // the slots' uids may leave entries in any world-writable directory: found now, swept after each dispatch
   if (opts.agentUid !== undefined)
     void sharedDirs().then((dirs) =>
@@ -54,7 +64,7 @@ export function startWorker(
     const identity = opts.agentUid === undefined ? undefined : slotIdentity(opts.agentUid, n - 1)
     const log = dispatchDeps.log.child({ slot: n })
     let retired: string | undefined
-    let sweptAtStart = false
+    let startedClean = false
     const retire = (why: string) => {
       retired ??= why
     }
@@ -66,11 +76,12 @@ export function startWorker(
     while (!stopping.signal.aborted) {
       if (retired) return stopped(retired)
       if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
-      // Before the slot's first claim, no process of its uid is left (of a worker that died): none can
-      // change the next dispatch's workspace. After that, each dispatch's end sweeps the uid, and a slot
-      // whose sweep failed is retired; nothing runs as the uid between a dispatch's end and the next claim.
-      if (identity && !sweptAtStart && !(await sweepBefore(identity, stopped))) return
-      sweptAtStart = true
+      // Before the slot's first claim, nothing of its uid is left by a worker that died: no process (none
+      // can change the next dispatch's workspace), no entry in a shared directory, no IPC object, none of
+      // its dispatches' directories in the workdir. After that each dispatch's end sees to it, and a slot
+      // where that fails is retired: nothing runs as the uid between a dispatch's end and the next claim.
+      if (identity && !startedClean && !(await startClean(identity, stopped))) return
+      startedClean = true
       taken++
       let answer: unknown
       try {
@@ -104,6 +115,20 @@ export function startWorker(
       counts[ending]++
       metrics?.ended(ending)
       log.info('dispatch ended', { ...about, step: 'end', ending })
+    }
+  }
+
+  async function startClean(identity: AgentIdentity, stopped: (why: string) => void): Promise<boolean> {
+    if (!(await sweepBefore(identity, stopped))) return false
+    try {
+      const failed = await stale
+      if (failed) throw failed
+      await removeSharedEntries(identity, await sharedDirs(), slots)
+      await removeIpc(identity)
+      return true
+    } catch (err) {
+      stopped(`what a worker before this one left could not be removed: ${(err as Error).message}`)
+      return false
     }
   }
 

@@ -1,6 +1,7 @@
 // End to end, as the attacker: a worker running as root with --agent-uid, and agents that hunt for its
 // token, leave processes behind, plant files for later dispatches and reach for other workspaces.
-import { existsSync, readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -33,6 +34,7 @@ beforeAll(async () => {
   if (!isRoot) return
   outbox = await agentOutbox(suite)
   workdir = join(suite.scratch, 'work')
+  plantStale()
   coordinator = await serveCoordinator(suite)
   worker = spawnWorker(coordinator.url, {
     workdir,
@@ -41,6 +43,20 @@ beforeAll(async () => {
 })
 
 const wait = (id: string) => waitForStatus(coordinator.url, id, 60_000, [worker])
+
+// What a worker that died with a dispatch on slot 1 left: a HOME in its workdir, an entry at the top of
+// /tmp and a System V message queue of the slot uid. The next worker removes them before it claims.
+const STALE = {
+  home: () => join(workdir, '00000000-0000-4000-8000-000000000000-1.home'),
+  tmp: `/tmp/preflight-e2e-stale-${process.pid}`,
+}
+function plantStale(): void {
+  mkdirSync(STALE.home(), { recursive: true })
+  chownSync(STALE.home(), BASE, BASE)
+  writeFileSync(STALE.tmp, 'left\n')
+  chownSync(STALE.tmp, BASE, BASE)
+  expect(spawnSync('ipcmk', ['-Q'], { uid: BASE, gid: BASE }).status).toBe(0)
+}
 
 async function run(name: string, script: string | string[], setup?: string[]) {
   const command = typeof script === 'string' ? ['sh', '-c', script] : script
@@ -72,6 +88,18 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     // nor is it there for whoever may read the worker's /proc entry: the worker scrubbed it at start
     expect(await readFile(`/proc/${worker.child.pid}/environ`, 'utf8')).not.toContain(TOKENS.worker)
   }, 90_000)
+
+  it("removes what a dead worker left of the slot uids before the first claim: the workdir's, /tmp's, IPC", async () => {
+    const queues = () =>
+      readFileSync('/proc/sysvipc/msg', 'utf8')
+        .split('\n')
+        .filter((row) => row.includes(` ${BASE} `))
+    await waitUntil(
+      async () => !existsSync(STALE.home()) && !existsSync(STALE.tmp) && queues().length === 0,
+      20_000,
+      worker.output,
+    )
+  }, 30_000)
 
   it('runs setup as the slot uid too', async () => {
     const id = await run('iso-setup', `id -u > ${outbox}/agent-uid`, [

@@ -2,7 +2,13 @@ import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ipcObjects, removeIpc, removeSharedEntries, worldWritableDirs } from '../../worker/leftovers.js'
+import {
+  ipcObjects,
+  removeIpc,
+  removeSharedEntries,
+  removeStaleDispatches,
+  worldWritableDirs,
+} from '../../worker/leftovers.js'
 import { testDir, write } from './checks/helpers.js'
 
 const isRoot = process.getuid?.() === 0
@@ -122,5 +128,27 @@ describe('worldWritableDirs', () => {
     }
     writeFileSync(join(top, 'open', 'file'), 'x')
     expect((await worldWritableDirs(top)).sort()).toEqual([join(top, 'open'), join(top, 'sticky')])
+  })
+})
+
+describe('removeStaleDispatches', () => {
+  const id = '0b9d5b3e-6c1f-4a57-9d0e-1c2f3a4b5c6d'
+  const plant = () => {
+    const workdir = testDir()
+    for (const name of [`${id}-1`, `${id}-1.home`, `${id}-2.tmp`, `${id}-2.baseline`, 'not-a-dispatch'])
+      mkdirSync(join(workdir, name))
+    return workdir
+  }
+
+  it("removes a dead worker's dispatch directories and nothing else", async () => {
+    const workdir = plant()
+    await removeStaleDispatches(workdir, false)
+    expect(readdirSync(workdir)).toEqual(['not-a-dispatch'])
+  })
+
+  it('keeps the clones --keep-failed keeps, not their HOME, TMPDIR or scratch', async () => {
+    const workdir = plant()
+    await removeStaleDispatches(workdir, true)
+    expect(readdirSync(workdir).sort()).toEqual([`${id}-1`, 'not-a-dispatch'])
   })
 })
