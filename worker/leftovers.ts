@@ -2,7 +2,7 @@
 // world-writable directories, System V IPC objects — and their removal once no process of it is left,
 // so the slot's next agent finds none of it.
 import { spawn } from 'node:child_process'
-import { lstatSync, readFileSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AgentIdentity } from './checks/types.js'
@@ -12,6 +12,9 @@ import { gnuRm, removeTrees } from './run/remove.js'
 // Where any uid may create entries on a usual Linux host, whichever filesystem holds them (tmpfs mounts
 // are not on the root filesystem the scan below walks).
 const KNOWN_SHARED = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lock', '/dev/mqueue']
+
+// GNU find, at a fixed path: it runs as root (src/cli/worker.ts checks that no slot uid may replace it)
+export const FIND = existsSync('/usr/bin/find') ? '/usr/bin/find' : '/bin/find'
 
 let shared: Promise<string[]> | undefined
 
@@ -28,7 +31,7 @@ export function sharedDirs(): Promise<string[]> {
 // first dispatch's end for ever).
 export function worldWritableDirs(top: string, timeoutMs = 60_000): Promise<string[]> {
   return new Promise((resolve) => {
-    const find = spawn('find', [top, '-xdev', '-type', 'd', '-perm', '-0002', '-print0'], {
+    const find = spawn(FIND, [top, '-xdev', '-type', 'd', '-perm', '-0002', '-print0'], {
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       stdio: ['ignore', 'pipe', 'ignore'],
@@ -77,7 +80,7 @@ function steady(dir: string, slots: readonly AgentIdentity[]): boolean {
 // what it could not remove, and the look after it tells).
 function find(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('find', args, {
+    const child = spawn(FIND, args, {
       cwd: '/',
       env: { PATH: '/usr/bin:/bin' },
       stdio: ['ignore', 'pipe', 'ignore'],

@@ -15,6 +15,7 @@ import {
   writableBy,
 } from '../../worker/identity.js'
 import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds.js'
+import { FIND } from '../../worker/leftovers.js'
 import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
@@ -64,7 +65,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     if (agentUid !== undefined) {
       const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
       const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
-      const trusted = [git.bin, agentTreeRemover(), ...(knownHosts ? [knownHosts] : [])]
+      const trusted = [git.bin, agentTreeRemover(), FIND, ...(knownHosts ? [knownHosts] : [])]
       await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
     }
     const options = workerConfig({
@@ -119,6 +120,12 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       log.warn(
         "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
           'use --agent-uid, or one dispatch per container (--max-dispatches 1); see docs/operations.md',
+      )
+    } else if (!noNewPrivileges()) {
+      log.warn(
+        'setup and agents may gain another uid through a setuid file: one slot can leave such a file in a ' +
+          "directory another slot's agent opened, for as long as that dispatch runs; start the worker with " +
+          'no new privileges (compose: security_opt no-new-privileges); see docs/operations.md',
       )
     }
     const metrics = createWorkerMetrics({ concurrency: options.concurrency })
@@ -218,6 +225,16 @@ async function confineTo(
   if (probe.status !== 0) {
     const why = probe.error ? (probe.error as NodeJS.ErrnoException).code : `exit ${probe.status}`
     throw new UsageError(`--agent-uid: cannot start a program as uid ${base} in ${workdir} (${why})`)
+  }
+}
+
+// Whether this process (and so all it starts) runs with no_new_privs: setuid and file capabilities are
+// then ignored by exec.
+function noNewPrivileges(): boolean {
+  try {
+    return /^NoNewPrivs:\s*1$/m.test(readFileSync('/proc/self/status', 'utf8'))
+  } catch {
+    return false
   }
 }
 
