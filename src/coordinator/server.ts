@@ -7,6 +7,7 @@ import { type Log, silentLog } from '../log/log.js'
 import { startDeliverer } from './alerts/deliver.js'
 import { createApp } from './app.js'
 import { type CoordinatorConfig, type Deps, resolveDeps } from './config.js'
+import { PROBE_INTERVAL_MS } from './db/circuit.js'
 import type { Database } from './db/client.js'
 import { sweepLeases } from './db/leases.js'
 import { ENDED_CHANNEL, NOTIFY_CHANNEL, TOKENS_CHANNEL } from './db/sql.js'
@@ -60,6 +61,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   })
   const forget = () => deps.tokens.invalidate()
   const unlistenTokens = await opts.db.listen(TOKENS_CHANNEL, forget, forget)
+  const unwatchCircuit = logCircuit(opts.db, log)
   const sweeper = startSweeper(deps)
   const deliverer = startDeliverer(deps.db.orm, deps.config.webhooks, log)
   const deliver = () => deliverer.wake()
@@ -82,10 +84,28 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         await unlistenTokens().catch(() => {})
         await unlistenWebhooks().catch(() => {})
         await deliverer.stop()
+        unwatchCircuit()
       })()
       return stopping
     },
   }
+}
+
+// What an operator reads of an outage: when this coordinator found the database unreachable (requests
+// that need it answer 503 from then on), and when its probe reached it again, after how long.
+function logCircuit(db: Database, log: Log): () => void {
+  let openedAt = 0
+  const unwatch = db.circuit?.onChange((open) => {
+    if (open) {
+      openedAt = performance.now()
+      log.warn('database unreachable: requests that need it answer 503 until a probe reaches it', {
+        probeEveryMs: PROBE_INTERVAL_MS,
+      })
+    } else {
+      log.info('database reachable again', { unreachableMs: Math.round(performance.now() - openedAt) })
+    }
+  })
+  return () => unwatch?.()
 }
 
 function startSweeper({ db, waker, endings, watch, metrics, config, log }: Deps) {

@@ -8,6 +8,8 @@ type ProxyMode = 'forward' | 'refuse' | 'stall' | 'cut-at-first-query'
 
 export interface TcpProxy {
   port: number
+  // connections accepted so far, in any mode
+  readonly accepted: number
   // `url` with its host and port replaced by the proxy's.
   via(url: string): string
   // Cuts every open connection and stops listening; `forward()` or `stall()` listens again.
@@ -31,7 +33,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     s.once('close', () => open.delete(s))
     s.on('error', () => s.destroy())
   }
+  let accepted = 0
   const onConnection = (client: Socket) => {
+    accepted++
     track(client)
     if (mode === 'stall') {
       stalled.add(client)
@@ -89,6 +93,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 
   return {
     port,
+    get accepted() {
+      return accepted
+    },
     via(url) {
       const u = new URL(url)
       u.hostname = '127.0.0.1'

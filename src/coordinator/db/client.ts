@@ -5,6 +5,8 @@ import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/p
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
+import { Circuit } from './circuit.js'
+import { gatePool } from './gate.js'
 import { isDataDir, type MadeFrom, makeDataDir } from './pglite-datadir.js'
 
 // drizzle over either driver; also the type of a transaction handle (tx extends it).
@@ -13,6 +15,9 @@ export type Orm = PgDatabase<PgQueryResultHKT>
 export interface Database {
   kind: 'postgres' | 'pglite'
   orm: Orm
+  // The circuit in front of the pool (db/circuit.ts): postgres.js only. PGlite runs in this process,
+  // with no connection to lose: a statement there fails as itself, never for want of a connection.
+  circuit?: Circuit
   // Runs SQL text (may hold several statements: migrations) inside one transaction.
   script<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>
   // Subscribes to NOTIFY on a channel (real PostgreSQL only); returns the unsubscribe. `onListen` is
@@ -62,7 +67,7 @@ const clients = new WeakMap<Orm, postgres.Sql>()
 const dialect = new PgDialect()
 
 export function connectPostgres(url: string, opts: ConnectOptions = {}): Database {
-  const client = postgres(url, {
+  const pool = postgres(url, {
     max: opts.poolSize ?? 10,
     onnotice: () => {},
     backoff: reconnectDelaySeconds,
@@ -73,11 +78,15 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
       application_name: 'preflight',
     },
   })
+  // The probe goes to the pool past the circuit: it is the one statement let through while it is open.
+  const circuit = new Circuit(() => pool.unsafe('select 1'))
+  const client = gatePool(pool, circuit)
   const orm = drizzlePostgres(client) as unknown as Orm
   clients.set(orm, client)
   return {
     kind: 'postgres',
     orm,
+    circuit,
     script: (fn) => client.begin((tx) => fn((text) => runSimple(tx, text))) as never,
     async listen(channel, onNotify, onListen) {
       let first = true
@@ -86,10 +95,14 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
         if (!first) onListen?.()
         first = false
       }
-      const sub = await client.listen(channel, (payload) => onNotify(payload), relistened)
+      // LISTEN has a connection of its own, outside the pool and the circuit, and reconnects by itself
+      const sub = await pool.listen(channel, (payload) => onNotify(payload), relistened)
       return () => sub.unlisten()
     },
-    close: () => client.end({ timeout: 5 }),
+    close() {
+      circuit.stop()
+      return pool.end({ timeout: 5 })
+    },
   }
 }
 

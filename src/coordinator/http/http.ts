@@ -8,6 +8,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
 import { ErrorEnvelope, METADATA_PARAM, type Role } from '../../contract/index.js'
 import { InvalidCursorError } from '../db/cursor.js'
+import { errorCodes, isUnavailable, SOCKET_CODES } from '../db/unreachable.js'
 import { DispatchError } from '../dispatch/errors.js'
 import { requireRole } from './auth.js'
 import { ApiError, ErrorCode, fromDispatchError } from './errors.js'
@@ -135,47 +136,6 @@ function fromHttpException(err: HTTPException): ApiError {
 // SQLSTATE of a database error, also when wrapped (drizzle wraps driver errors in `cause`).
 function sqlState(err: unknown): string | undefined {
   return errorCodes(err).find((code) => /^[0-9A-Z]{5}$/.test(code) && !SOCKET_CODES.has(code))
-}
-
-// The `code` of an error and of what it wraps: `cause` (drizzle), `errors` (a connect to several addresses).
-function errorCodes(err: unknown): string[] {
-  const codes: string[] = []
-  const queue: [unknown, number][] = [[err, 0]]
-  for (let next = queue.shift(); next; next = queue.shift()) {
-    const [e, depth] = next
-    if (!e || typeof e !== 'object' || depth > 4) continue
-    const { code, cause, errors } = e as { code?: unknown; cause?: unknown; errors?: unknown }
-    if (typeof code === 'string') codes.push(code)
-    queue.push([cause, depth + 1])
-    if (Array.isArray(errors)) for (const inner of errors) queue.push([inner, depth + 1])
-  }
-  return codes
-}
-
-// The database went away or is not there yet: the socket failed (Node's codes, postgres.js's own),
-// the connection failed (SQLSTATE class 08), the server is shutting down or starting up (57P01-57P03),
-// or it has no connection left to give (53300). The request may be repeated as it was.
-const SOCKET_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-])
-const SHUTDOWN_STATES = new Set(['57P01', '57P02', '57P03', '53300'])
-
-export function isUnavailable(err: unknown): boolean {
-  return errorCodes(err).some(
-    (code) => SOCKET_CODES.has(code) || SHUTDOWN_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code),
-  )
 }
 
 // jsonb cannot hold U+0000, but process output (a setup's output tail) can: string values keep their

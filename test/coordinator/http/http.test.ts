@@ -1,6 +1,7 @@
 // toApiError: what a thrown error means to the client. A database that went away is 503 `unavailable`
 // (the request may be repeated as it was), never a 500.
 import { describe, expect, it } from 'vitest'
+import { CircuitOpenError } from '../../../src/coordinator/db/unreachable.js'
 import { toApiError } from '../../../src/coordinator/http/http.js'
 
 // An error as postgres.js or Node raise it, wrapped the way drizzle wraps driver errors.
@@ -40,6 +41,10 @@ describe('toApiError', () => {
     })
     expect(toApiError(wrapped(err))).toMatchObject({ status: 503, code: 'unavailable' })
     expect(toApiError(new AggregateError([coded('ECONNREFUSED')]))).toMatchObject({ status: 503 })
+  })
+
+  it('answers a statement the circuit failed unsent with 503 unavailable', () => {
+    expect(toApiError(wrapped(new CircuitOpenError()))).toMatchObject({ status: 503, code: 'unavailable' })
   })
 
   it('keeps the statement timeout apart: 503 timeout', () => {
