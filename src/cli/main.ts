@@ -34,15 +34,16 @@ export async function execute(argv: string[], ran: (spec: Spec) => void = () => 
   return chosen.spec.run(chosen.values, chosen.args)
 }
 
-// Runs the command and answers its exit code. A command with `exitWithinMs` (a service: its log's
-// reader may stall) ends the process with that code at most that long after it returned, whatever
-// output is still waiting to be written.
-export async function main(argv: string[]): Promise<number> {
+// Runs the command and answers its exit code. Run as the process itself (`ownsProcess`: the binary,
+// never a test that runs commands in its own process), a command with `exitWithinMs` (a service: its
+// log's reader may stall) ends the process with that code at most that long after it returned,
+// whatever output is still waiting to be written.
+export async function main(argv: string[], { ownsProcess = false } = {}): Promise<number> {
   let exitWithinMs: number | undefined
   const code = await outcome(argv, (spec) => {
     exitWithinMs = spec.exitWithinMs
   })
-  if (exitWithinMs !== undefined) exitWithin(code, exitWithinMs)
+  if (ownsProcess && exitWithinMs !== undefined) exitWithin(code, exitWithinMs)
   return code
 }
 
