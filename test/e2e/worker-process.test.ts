@@ -77,9 +77,12 @@ describe('worker process', () => {
     worker.child.kill('SIGTERM')
     const records = readStalled(worker)
     expect(await worker.exited).toBe(0)
-    // the count is written when the output ends: last of the dispatch's, behind everything that waited
+    // the counts are the dispatch's (one written before a line that found room again, when the stalled
+    // pipe drained a little on a loaded machine), the last when its output ended, behind everything that
+    // waited: all of them reach the reader, and add up to what the completion says
     const counted = records().filter((r) => r.dispatchId === id && r.dropped !== undefined)
-    expect(counted.map((r) => r.dropped)).toEqual([d.completion?.outputDropped])
+    expect(counted.length).toBeGreaterThan(0)
+    expect(counted.reduce((sum, r) => sum + Number(r.dropped), 0)).toBe(d.completion?.outputDropped)
   }, 90_000)
 
   it('after the grace period stops the agent and leaves the dispatch uncompleted for its lease to expire', async () => {
