@@ -3,7 +3,7 @@
 // so the slot's next agent finds none of it.
 import { spawn } from 'node:child_process'
 import { existsSync, lstatSync, readFileSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AgentIdentity } from './checks/types.js'
 import { movableBy } from './identity.js'
@@ -57,13 +57,27 @@ export async function removeSharedEntries(
   dirs: readonly string[],
   slots: readonly AgentIdentity[],
 ): Promise<void> {
+  const swept = dirs.filter((dir) => steady(dir, slots))
+  // most dispatches leave nothing there: a look costs no process
+  if ((await entriesOf(who.uid, swept)) === 0) return
+  const select = [...swept, '-mindepth', '1', '-maxdepth', '1', '-user', String(who.uid)]
+  await find([...select, '-execdir', gnuRm(), '-rf', '--one-file-system', '--', '{}', '+'])
+  const left = await entriesOf(who.uid, swept)
+  if (left > 0) throw new Error(`uid ${who.uid} still has ${left} entries in ${swept.join(', ')}`)
+}
+
+// How many entries at the top of `dirs` are the uid's. Names as bytes: one that is not UTF-8 is still
+// looked at by its own name.
+async function entriesOf(uid: number, dirs: readonly string[]): Promise<number> {
+  let count = 0
   for (const dir of dirs) {
-    if (!steady(dir, slots)) continue
-    const select = [dir, '-mindepth', '1', '-maxdepth', '1', '-user', String(who.uid)]
-    await find([...select, '-execdir', gnuRm(), '-rf', '--one-file-system', '--', '{}', '+'])
-    const left = await find([...select, '-print', '-quit'])
-    if (left.length > 0) throw new Error(`uid ${who.uid} still has entries in ${dir}`)
+    const names = await readdir(dir, { encoding: 'buffer' }).catch(() => [] as Buffer[])
+    for (const name of names) {
+      const path = Buffer.concat([Buffer.from(`${dir}/`), name])
+      if ((await lstat(path).catch(() => undefined))?.uid === uid) count++
+    }
   }
+  return count
 }
 
 // A real directory (not a link) that no slot uid owns or can replace.
@@ -76,19 +90,12 @@ function steady(dir: string, slots: readonly AgentIdentity[]): boolean {
   }
 }
 
-// GNU find as this process, its output; what it says on stderr is not an answer (-execdir's rm reports
-// what it could not remove, and the look after it tells).
-function find(args: string[]): Promise<string> {
+// GNU find as this process, once it ended; what it says is not the answer (the look after it is).
+function find(args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(FIND, args, {
-      cwd: '/',
-      env: { PATH: '/usr/bin:/bin' },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-    const chunks: Buffer[] = []
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    const child = spawn(FIND, args, { cwd: '/', env: { PATH: '/usr/bin:/bin' }, stdio: 'ignore' })
     child.once('error', reject)
-    child.once('close', () => resolve(Buffer.concat(chunks).toString('latin1')))
+    child.once('close', () => resolve())
   })
 }
 
