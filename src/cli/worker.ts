@@ -121,7 +121,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
         "setup and agents run as this worker's own uid: they can read its token and outlive their dispatch; " +
           'use --agent-uid, or one dispatch per container (--max-dispatches 1); see docs/operations.md',
       )
-    } else if (!noNewPrivileges()) {
+    } else if (concurrency > 1 && !noNewPrivileges()) {
       log.warn(
         'setup and agents may gain another uid through a setuid file: one slot can leave such a file in a ' +
           "directory another slot's agent opened, for as long as that dispatch runs; start the worker with " +
