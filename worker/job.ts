@@ -8,7 +8,7 @@ import { cpuSeconds } from './cpu.js'
 import { agentEnvironment } from './env.js'
 import { type AgentIdentity, privateDirs, slotIdentities, sweep, swept } from './identity.js'
 import { keepLease } from './lease.js'
-import { removeIpc, removeSharedEntries, sharedDirs } from './leftovers.js'
+import { removeLeftovers } from './leftovers.js'
 import { stepLog, type WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
 import { bindGit, type JobGit } from './run/job-git.js'
@@ -91,12 +91,13 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   const steps = stepLog(deps.log.child({ dispatchId: fence.id, attempt: fence.attempt }), 'claim')
   const log = steps.log
   // the step the dispatch is in, and since when: its time is observed as the next one begins
-  let step = { name: 'claim', at: performance.now(), cpu: cpuSeconds() }
-  const took = () =>
-    deps.metrics?.stepTook(step.name, (performance.now() - step.at) / 1000, cpuSeconds() - step.cpu)
+  // (its CPU read only for the metrics: a /proc read each step)
+  const cpu = deps.metrics ? cpuSeconds : () => 0
+  let step = { name: 'claim', at: performance.now(), cpu: cpu() }
+  const took = () => deps.metrics?.stepTook(step.name, (performance.now() - step.at) / 1000, cpu() - step.cpu)
   const enter = (next: string) => {
     took()
-    step = { name: next, at: performance.now(), cpu: cpuSeconds() }
+    step = { name: next, at: performance.now(), cpu: cpu() }
     steps.enter(next)
   }
   let cancelled = false
@@ -176,11 +177,13 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
             left.push(why)
           }
         }
-        if (identity) {
-          const slots = slotIdentities(deps.config.agentUid ?? identity.uid, deps.config.concurrency)
-          await attempt(async () => removeSharedEntries(identity, await sharedDirs(), slots))
-          await attempt(() => removeIpc(identity))
-        }
+        if (identity)
+          await attempt(() =>
+            removeLeftovers(
+              identity,
+              slotIdentities(deps.config.agentUid ?? identity.uid, deps.config.concurrency),
+            ),
+          )
         for (const release of releases.reverse()) await attempt(() => release(ending))
         if (identity && left.length > 0)
           deps.retire?.(`the dispatch left what could not be removed: ${left[0]}`)

@@ -7,6 +7,7 @@ import { lstat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { AgentIdentity } from './checks/types.js'
 import { movableBy } from './identity.js'
+import { runQuietly } from './run/quietly.js'
 import { gnuRm, removeTrees } from './run/remove.js'
 
 // Where any uid may create entries on a usual Linux host, whichever filesystem holds them (tmpfs mounts
@@ -15,6 +16,9 @@ const KNOWN_SHARED = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lock', 
 
 // GNU find, at a fixed path: it runs as root (src/cli/worker.ts checks that no slot uid may replace it)
 export const FIND = existsSync('/usr/bin/find') ? '/usr/bin/find' : '/bin/find'
+
+// the environment of the programs run here (find's -execdir refuses a relative PATH entry)
+const PATH = { env: { PATH: '/usr/bin:/bin' } }
 
 let shared: Promise<string[]> | undefined
 
@@ -46,6 +50,13 @@ export function worldWritableDirs(top: string, timeoutMs = 60_000): Promise<stri
   })
 }
 
+// Everything of the uid's outside its dispatch's directories: its entries in the shared directories
+// and its System V IPC objects. Only once no process of it is left.
+export async function removeLeftovers(who: AgentIdentity, slots: readonly AgentIdentity[]): Promise<void> {
+  await removeSharedEntries(who, await sharedDirs(), slots)
+  await removeIpc(who)
+}
+
 // Removes the uid's own entries at the top of the shared directories (below, its entries are in a
 // directory of its own, or in another uid's, which goes with that uid's). Only directories no slot uid
 // owns or could move away (`slots`: every slot of the worker): another slot's agent may be alive, and
@@ -61,7 +72,8 @@ export async function removeSharedEntries(
   // most dispatches leave nothing there: a look costs no process
   if ((await entriesOf(who.uid, swept)) === 0) return
   const select = [...swept, '-mindepth', '1', '-maxdepth', '1', '-user', String(who.uid)]
-  await find([...select, '-execdir', gnuRm(), '-rf', '--one-file-system', '--', '{}', '+'])
+  // what find says is not the answer: the look after it is
+  await runQuietly(FIND, [...select, '-execdir', gnuRm(), '-rf', '--one-file-system', '--', '{}', '+'], PATH)
   const left = await entriesOf(who.uid, swept)
   if (left > 0) throw new Error(`uid ${who.uid} still has ${left} entries in ${swept.join(', ')}`)
 }
@@ -90,15 +102,6 @@ function steady(dir: string, slots: readonly AgentIdentity[]): boolean {
   }
 }
 
-// GNU find as this process, once it ended; what it says is not the answer (the look after it is).
-function find(args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(FIND, args, { cwd: '/', env: { PATH: '/usr/bin:/bin' }, stdio: 'ignore' })
-    child.once('error', reject)
-    child.once('close', () => resolve())
-  })
-}
-
 // System V shared memory, message queues and semaphore sets the uid owns or created: they live on in the
 // kernel after every process of it is gone, and the next agent of the same uid could read them. ipcrm
 // runs as the uid: the owner or creator may remove an object, root only with CAP_SYS_ADMIN, which a
@@ -108,18 +111,8 @@ export async function removeIpc(who: AgentIdentity, proc = '/proc/sysvipc'): Pro
     ipcObjects(join(proc, file), id, who.uid).flatMap((n) => [flag, n]),
   )
   if (args.length === 0) return
-  await new Promise<void>((resolve, reject) => {
-    const ipcrm = spawn('ipcrm', args, {
-      cwd: '/',
-      env: { PATH: '/usr/bin:/bin' },
-      stdio: 'ignore',
-      uid: who.uid,
-      gid: who.gid,
-    })
-    ipcrm.once('error', reject)
-    // one that is gone already (its creator removed it meanwhile) makes ipcrm exit 1: read again
-    ipcrm.once('close', () => resolve())
-  })
+  // one that is gone already (its creator removed it meanwhile) makes ipcrm exit 1: read again
+  await runQuietly('ipcrm', args, { ...PATH, uid: who.uid, gid: who.gid })
   const left = IPC.flatMap(({ file, id }) => ipcObjects(join(proc, file), id, who.uid))
   if (left.length > 0) throw new Error(`uid ${who.uid} still has System V IPC objects ${left.join(', ')}`)
 }

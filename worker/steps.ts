@@ -42,27 +42,23 @@ export async function prepare(job: Job): Promise<{ ok: true; dir: string } | Fai
     cloneCredentials: config.cloneCredentials,
     signal: job.signal,
     timeoutMs: config.cloneTimeoutMs,
-    remove: removerFor(job),
+    remove: (dir) => removeAll(job, [dir]),
   })
   // the clone becomes the agent's; a workspace.path stays whose it is
   if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
   return prepared
 }
 
-// What a worker that died left where the clone goes: with an identity, removed by a walk that follows no
-// link, as other uids may have written in it (worker/run/remove.ts); without one the agent is the
-// worker's own uid, and fs.rm serves.
-function removerFor(job: Job): (dir: string) => Promise<void> {
-  const { identity } = job
-  if (identity) return (dir) => removeAgentTrees([dir], identity)
-  return (dir) => rm(dir, { recursive: true, force: true })
-}
-
 // The dispatch's clone (unless --keep-failed keeps it) and the slot uid's directories, in one removal.
 async function removeAtEnd(job: Job, workspace: string | undefined, own: string[], ending: Ending) {
   const keep = workspace !== undefined && job.deps.config.keepFailed && ending !== 'succeeded'
   if (keep) job.log.info('kept workspace', { dir: workspace, ending })
-  const paths = [...(workspace && !keep ? [workspace] : []), ...own]
+  await removeAll(job, [...(workspace && !keep ? [workspace] : []), ...own])
+}
+
+// With an identity, by a walk that follows no link, as other uids may write in them
+// (worker/run/remove.ts); without one the agent is the worker's own uid, and fs.rm serves.
+async function removeAll(job: Job, paths: string[]): Promise<void> {
   if (job.identity) await removeAgentTrees(paths, job.identity)
   else for (const dir of paths) await rm(dir, { recursive: true, force: true })
 }

@@ -5,7 +5,7 @@ import type { WorkerConfig } from './config.js'
 import { cpuSeconds } from './cpu.js'
 import { type AgentIdentity, slotIdentities, slotIdentity, swept } from './identity.js'
 import type { DispatchDeps, Ending } from './job.js'
-import { removeIpc, removeSharedEntries, removeStaleDispatches, sharedDirs } from './leftovers.js'
+import { removeLeftovers, removeStaleDispatches, sharedDirs } from './leftovers.js'
 import { runDispatch } from './lifecycle.js'
 import type { WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
@@ -123,8 +123,7 @@ export function startWorker(
     try {
       const failed = await stale
       if (failed) throw failed
-      await removeSharedEntries(identity, await sharedDirs(), slots)
-      await removeIpc(identity)
+      await removeLeftovers(identity, slots)
       return true
     } catch (err) {
       stopped(`what a worker before this one left could not be removed: ${(err as Error).message}`)

@@ -91,7 +91,7 @@ async function main() {
       )
     }
     console.log(
-      '\nsteps: CPU ms a dispatch in each step (with --concurrency 1 each, exact); sweep: before each claim',
+      "\nsteps: CPU ms a dispatch in each step (with --concurrency 1 each, exact); sweep: before a slot's first claim",
     )
   } finally {
     for (const release of cleanup.reverse())

@@ -7,9 +7,10 @@
 // entry is removed with unlinkat(dir_fd, name) — a link is removed itself, never entered, and a directory
 // swapped mid-walk is refused, not followed. The same walk removes trees deeper than PATH_MAX, which
 // fs.rm fails on (ENAMETOOLONG). --one-file-system: a mount point inside is left, and the removal fails.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { lstatSync } from 'node:fs'
 import type { AgentIdentity } from '../checks/types.js'
+import { runQuietly } from './quietly.js'
 
 const CANDIDATES = ['/usr/bin/rm', '/bin/rm']
 
@@ -37,24 +38,10 @@ export async function removeTrees(paths: readonly string[], who?: AgentIdentity)
   // no rm for what is not there (most often: what a crashed worker might have left, looked for first)
   const present = paths.filter((path) => lstatOrUndefined(path))
   if (present.length === 0) return
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(gnuRm(), ['-rf', '--one-file-system', '--', ...present], {
-      cwd: '/',
-      env: {},
-      stdio: ['ignore', 'ignore', 'pipe'],
-      ...(who ? { uid: who.uid, gid: who.gid } : {}),
-    })
-    let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      // its first complaints say enough; a tree of a million unremovable entries must not fill memory
-      if (stderr.length < 4_096) stderr += text
-    })
-    child.once('error', reject)
-    child.once('close', (code) => {
-      if (code === 0) resolve()
-      else reject(new Error(`rm exited ${code}: ${stderr.trim().split('\n').slice(0, 3).join('; ')}`))
-    })
+  const { code, stderr } = await runQuietly(gnuRm(), ['-rf', '--one-file-system', '--', ...present], {
+    ...(who ? { uid: who.uid, gid: who.gid } : {}),
   })
+  if (code !== 0) throw new Error(`rm exited ${code}: ${stderr.trim().split('\n').slice(0, 3).join('; ')}`)
 }
 
 function lstatOrUndefined(path: string) {
