@@ -35,13 +35,8 @@ export async function captureBaseline(
   { timeoutMs, makeScratch = tmpScratch }: { timeoutMs?: number; makeScratch?: ScratchMaker } = {},
 ): Promise<Baseline | undefined> {
   // the top and HEAD at once: exit 1 with the top alone when HEAD is unborn, 128 outside a worktree
-  const where = await git(
-    workspace,
-    ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}'],
-    {
-      timeoutMs,
-    },
-  )
+  const rootAndHead = ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}']
+  const where = await git(workspace, rootAndHead, { timeoutMs })
   const [root, commit] = where.stdout.split('\n')
   if ((where.exitCode !== 0 && where.exitCode !== 1) || !root) return undefined
   const head = where.exitCode === 0 && commit ? commit.trim() : null
@@ -54,8 +49,8 @@ export async function captureBaseline(
     const { blobs, links } = await hashEntries(root, entries, run)
     // what is gone is simply not written: no removal, so no file/directory conflict either
     await run(['update-index', '-z', '--index-info'], indexInfo(blobs))
-    // core.symlinks: the workspace's config must not make git record a link as a file of its text
-    const addLinks = ['-c', 'core.symlinks=true', 'update-index', '--add', '-z', '--stdin']
+    // a new entry's mode is the link's own, whatever core.symlinks says (it only keeps an old entry's)
+    const addLinks = ['update-index', '--add', '-z', '--stdin']
     if (links.length > 0) await run(addLinks, Buffer.concat(links.flatMap((p) => [p, Buffer.from([0])])))
     const tree = (await run(['write-tree'])).stdout.trim()
     return { head, tree }

@@ -69,6 +69,14 @@ describe('captureBaseline', () => {
     expect(Object.keys(treeFiles(dir, base?.tree ?? ''))).toEqual(['.gitignore', 'a.txt', 'kept.log'])
   })
 
+  it('records an untracked link as a link where the repository says core.symlinks=false', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    git(dir, 'config', 'core.symlinks', 'false')
+    await symlink('a.txt', join(dir, 'l'))
+    const base = await captureBaseline(dir, safeGit)
+    expect(treeFiles(dir, base?.tree ?? '').l).toMatch(/^120000 blob /)
+  })
+
   it("keeps a submodule's commit as HEAD records it", async () => {
     const dir = await repo({ 'a.txt': 'a\n' })
     const commit = git(dir, 'rev-parse', 'HEAD')
