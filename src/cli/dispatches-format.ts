@@ -1,7 +1,7 @@
 // Text rendering of `preflight dispatches`: a block per listed dispatch saying why it ended, and one
 // dispatch in full (its events, report, setup output and completion).
 import type { DispatchItem, DispatchView } from '../contract/index.js'
-import { visible } from '../log/controls.js'
+import { visibleLines } from '../log/controls.js'
 import { formatResult } from './reports-format.js'
 
 // Lines of a setup's output shown under a listed dispatch; `show` prints the whole stored tail.
@@ -22,7 +22,7 @@ export function formatItem(item: DispatchItem, when: 'created' | 'ended' = 'crea
     `attempt ${item.attempt}/${item.maxAttempts}`,
     ...(item.workerId === null ? [] : [`worker ${item.workerId}`]),
   ].join('  ')
-  return inert(
+  return visibleLines(
     `${head}\n${whyLines(item)
       .map((line) => `  ${line}\n`)
       .join('')}`,
@@ -47,12 +47,6 @@ function whyLines(item: DispatchItem): string[] {
   if (item.status === 'expired') return ['no lease was renewed; no worker posted a fault']
   if (item.exitCode !== undefined) return [`agent exited ${item.exitCode}`]
   return []
-}
-
-// What setup and agents printed (output tails, faults) and the names they chose reach a terminal: its
-// controls shown as escapes, line by line (src/log/controls.ts).
-export function inert(text: string): string {
-  return text.split('\n').map(visible).join('\n')
 }
 
 // The last `n` non-empty lines of an output, each behind a bar.
@@ -96,7 +90,7 @@ export function formatDispatch(view: DispatchView): string {
     if (c.detail)
       out.push('output (its tail):', ...tail(c.detail, Number.POSITIVE_INFINITY).map((l) => `  ${l}`))
   }
-  return inert(`${out.join('\n')}\n`)
+  return visibleLines(`${out.join('\n')}\n`)
 }
 
 // key=value pairs, each quoted when it holds a space (as --metadata takes them)

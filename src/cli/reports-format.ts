@@ -1,13 +1,13 @@
 // Text rendering of `preflight reports`: one block per report, naming each unmet/error requirement
 // and what the worker observed.
 import type { CheckResult, ReportItem } from '../contract/index.js'
-import { inert } from './dispatches-format.js'
+import { visibleLines } from '../log/controls.js'
 
 const MAX_LIST = 5
 
 export function formatReports(items: readonly ReportItem[]): string {
   if (items.length === 0) return 'no reports match\n'
-  return inert(`${items.map(formatReport).join('\n')}\n`)
+  return visibleLines(`${items.map(formatReport).join('\n')}\n`)
 }
 
 export function formatReport(item: ReportItem): string {

@@ -17,6 +17,11 @@ export function visible(text: string): string {
   return text.replace(TERMINAL_CONTROLS, (ch) => NAMED[ch] ?? escaped(ch, ch.charCodeAt(0) <= 0xff))
 }
 
+// Text of several lines (an output tail, a stack), each line made visible as above, joined by `joiner`.
+export function visibleLines(text: string, joiner = '\n'): string {
+  return text.split('\n').map(visible).join(joiner)
+}
+
 // A serialised JSON line with the controls JSON leaves raw written as \u escapes: the same value to
 // any parser, nothing a terminal acts on. Outside strings a JSON line holds only ASCII punctuation.
 export function jsonWithoutControls(line: string): string {

@@ -3,7 +3,7 @@
 // Every piece of the record is shown with its control characters as visible escapes (controls.ts):
 // what an agent prints must not move the cursor, erase lines or set the terminal's title.
 import type { Colours } from './colour.js'
-import { visible } from './controls.js'
+import { visible, visibleLines } from './controls.js'
 
 type Record_ = Record<string, unknown>
 
@@ -51,5 +51,5 @@ function errorOf(err: unknown): string | undefined {
   const { stack, message } = err as { stack?: unknown; message?: unknown }
   const text = typeof stack === 'string' ? stack : typeof message === 'string' ? message : undefined
   // the stack's own line breaks are kept, indented; within a line, controls are escaped as anywhere
-  return text?.split('\n').map(visible).join('\n  ')
+  return text === undefined ? undefined : visibleLines(text, '\n  ')
 }

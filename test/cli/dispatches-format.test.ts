@@ -41,6 +41,14 @@ describe('formatItem', () => {
     ])
   })
 
+  it('shows the controls in a setup output tail as escapes, never raw', () => {
+    const setup = { reason: 'setup-exit', exitCode: 2, outputTail: 'ok\u001b[2K\rfake\u009b' }
+    expect(why({ status: 'setup_failed', setup })).toEqual([
+      '  setup setup-exit (exit 2)',
+      '  | ok\\x1b[2K\\rfake\\x9b',
+    ])
+  })
+
   it('preflight_failed: each requirement not met, and how many more there were', () => {
     const failed = [
       { kind: 'exec' as const, requirement: 'pnpm', status: 'unmet' as const, reason: 'not-found' },
