@@ -1,7 +1,7 @@
 // CPU time this process and the children it has waited for used so far (user + system), for the step
 // metrics: process.cpuUsage() for its own, /proc/self/stat's cutime and cstime for its children (git,
 // setup, the agent, the sweep's helper and what they waited for in turn). Linux; elsewhere its own alone.
-import { readFileSync } from 'node:fs'
+import { selfStat } from './proc-stat.js'
 
 const TICK_S = 0.01 // USER_HZ is 100 on Linux
 
@@ -12,10 +12,9 @@ export function cpuSeconds(): number {
 
 function childrenSeconds(): number {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8')
-    // the fields after the command name in parentheses; cutime and cstime are fields 16 and 17
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[13]) + Number(fields[14])) * TICK_S
+    // cutime and cstime: the CPU of the children it waited for
+    const [user = 0, system = 0] = selfStat(16, 17)
+    return (user + system) * TICK_S
   } catch {
     return 0
   }

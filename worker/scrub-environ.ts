@@ -6,12 +6,9 @@
 // own memory through /proc/self/mem, as root and as any other uid: the value's bytes are overwritten
 // with NULs there, in place (libc's pointers to the other variables point into the same area).
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
+import { selfStat } from './proc-stat.js'
 
 export type ScrubResult = { scrubbed: true } | { scrubbed: false; why: string }
-
-// Fields 50 and 51 of /proc/self/stat, counted from 1; the fields after the command's ")" start at 3.
-const ENV_START = 50 - 3
-const ENV_END = 51 - 3
 
 // Empties every `name=…` the process was started with; scrubbed only when /proc/self/environ then shows
 // `value` nowhere (another variable may hold it too: that one is the process's, and left as it is).
@@ -45,11 +42,8 @@ function overwriteValues(area: { start: number; end: number }, name: string): vo
 
 // Where the environment strings are, or why that cannot be known.
 function environArea(): { start: number; end: number } | string {
-  const stat = readFileSync('/proc/self/stat', 'utf8')
-  // the command (field 2) is in parentheses and may hold spaces and parentheses of its own
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const start = Number(fields[ENV_START])
-  const end = Number(fields[ENV_END])
+  // env_start and env_end
+  const [start = 0, end = 0] = selfStat(50, 51)
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start <= 0 || end <= start) {
     return '/proc/self/stat shows no env_start and env_end'
   }
