@@ -46,6 +46,40 @@ async function loseTheConnectionWhile(db: Database, queue: () => Promise<unknown
 }
 
 describe('the pool behind its circuit', () => {
+  // Only what waits for a connection is failed when the circuit opens: a statement or transaction that
+  // already runs on a healthy connection will commit, and answering it 503 ("not sent") would make a
+  // client that follows Retry-After write it twice.
+  it('lets a statement and a transaction already running on other connections finish when it opens', async () => {
+    const db = connectPostgres(t.url as string, { poolSize: 3 })
+    try {
+      const statement = rows(db.orm, sql`INSERT INTO marks SELECT 'statement' FROM pg_sleep(1)`).catch(
+        (e: unknown) => e,
+      )
+      const transaction = db.orm
+        .transaction(async (tx) => {
+          await tx.execute(sql`INSERT INTO marks VALUES ('transaction')`)
+          await tx.execute(sql`SELECT pg_sleep(1)`)
+        })
+        .catch((e: unknown) => e)
+      const sleeping = async () =>
+        (
+          await rows<{ n: number }>(
+            t.db.orm,
+            sql`SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
+                  AND query LIKE '%pg_sleep(1)%'`,
+          )
+        )[0]?.n === 2
+      await waitFor(sleeping, { what: 'both to run' })
+      await loseTheConnectionWhile(db, async () => undefined)
+      expect(await statement).toEqual([])
+      expect(await transaction).toBeUndefined()
+      expect((await marks()).sort()).toEqual(['statement', 'transaction'])
+    } finally {
+      await db.close()
+    }
+  })
+
   it('fails a statement still waiting for a connection when the circuit opens, and never runs it', async () => {
     const db = connectPostgres(t.url as string, { poolSize: 1 })
     try {
