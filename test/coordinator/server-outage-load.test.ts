@@ -28,8 +28,9 @@ const PER_SECOND = 40
 const FINDS_IT_GONE_MS = 500 + 500
 const ANSWER_503_MS = 250 + 500
 // The first success after the proxy forwards again: the circuit's probe looks every 200 ms, and a
-// connect takes a few ms (seen: 68–471 ms); the margin as above.
-const FIRST_SUCCESS_MS = 200 + 800
+// connect takes a few ms (seen: 68–471 ms alone, 1,030 ms once under the whole suite in CI on 2 cores,
+// where the test process is also the client sending 40 requests a second): a wide margin.
+const FIRST_SUCCESS_MS = 200 + 1_800
 
 interface Answer {
   route: string
@@ -216,9 +217,9 @@ describe(`a ${OUTAGE_MS / 1000} s database outage under ${PER_SECOND} requests a
     // /readyz answered within a second throughout, 503 while the database was away
     expect(ready.filter((a) => a.ms >= 1000)).toEqual([])
     expect(ready.some((a) => a.sentAt > downAt + 500 && a.sentAt < backAt && a.status === 503)).toBe(true)
-    // requests succeed again soon after the return, and every one sent a second after it did
+    // requests succeed again soon after the return, and every one sent after that bound does
     expect(firstOkMs, 'first success after the return, ms').toBeLessThan(FIRST_SUCCESS_MS)
-    expect(answers.filter((a) => a.sentAt > backAt + 1_000 && a.status >= 300)).toEqual([])
+    expect(answers.filter((a) => a.sentAt > backAt + FIRST_SUCCESS_MS && a.status >= 300)).toEqual([])
     // the log says when the coordinator found the database gone, and how long it was away
     const circuit = records.filter((r) => 'probeEveryMs' in r.fields || 'unreachableMs' in r.fields)
     expect(circuit.map((r) => r.level)).toEqual(['warn', 'info'])
