@@ -1,7 +1,8 @@
 // The baseline step: HEAD and a tree id of the working state, untracked files included, via a temporary index.
 //
 // `git add` on a temporary index would run the repository's clean filters, eol conversion and fsmonitor.
-// Instead every blob is hashed with `hash-object --no-filters` and the index is written with
+// Instead the paths come from `status` against that index while it is still empty (HEAD's and the
+// untracked files, comparing no content), every blob is hashed with `hash-object --no-filters` and the index is written with
 // `update-index -z --index-info` (no worktree read), symlinks with `update-index --add` (git reads the
 // link's text; no filter applies to a link), then `write-tree`. None of these runs a filter, a hook or
 // fsmonitor; the real index is never read or written and nothing is committed. The worker writes nothing
@@ -27,7 +28,7 @@ const tmpScratch: ScratchMaker = async () => {
 // File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid
 // UTF-8 is recorded as it is, never dropped or decoded into another name.
 // undefined when the workspace is not inside a git worktree: there is no state to record.
-// `timeoutMs` bounds each git run. Six git runs (seven with links) for any workspace: each costs a
+// `timeoutMs` bounds each git run. Five git runs (six with links) for any workspace: each costs a
 // process, which is most of the baseline's price.
 export async function captureBaseline(
   workspace: string,
@@ -45,7 +46,7 @@ export async function captureBaseline(
     // a temporary index that starts empty: the real one is never read or written
     const env = { GIT_INDEX_FILE: join(scratch.dir, 'index') }
     const run = (args: string[], input?: Buffer) => must(git(root, args, { env, input, timeoutMs }), args)
-    const entries = await listEntries(run, head)
+    const entries = await listEntries(run)
     const { blobs, links } = await hashEntries(root, entries, run)
     // what is gone is simply not written: no removal, so no file/directory conflict either
     await run(['update-index', '-z', '--index-info'], indexInfo(blobs))
@@ -67,28 +68,40 @@ interface Entry {
   gitlink?: string
 }
 
-// Paths in HEAD (ls-tree) and files git does not ignore (ls-files --others on the empty temporary
-// index lists the tracked ones too, but not a tracked file that matches .gitignore: HEAD has it).
-async function listEntries(run: Run, head: string | null): Promise<Entry[]> {
+// Paths in HEAD and files git does not ignore, from one `status` against the empty temporary index:
+// every path of HEAD is "deleted" from it (a `1` record with its HEAD mode and id), every file git does
+// not ignore is untracked (`?`), tracked ones included — but not a tracked file that matches .gitignore:
+// HEAD has it. With nothing in that index there is nothing to rename and no submodule to ignore, whatever
+// the repository's config says.
+async function listEntries(run: Run): Promise<Entry[]> {
   const entries = new Map<string, Entry>()
-  if (head) {
-    const tree = await run(['ls-tree', '-r', '-z', '--full-tree', head])
-    for (const record of split(tree.stdoutBytes)) {
-      // `<mode> <type> <sha>\t<path>`
-      const tab = record.indexOf('\t')
-      const [mode, , sha] = record.subarray(0, tab).toString('latin1').split(' ')
-      const path = record.subarray(tab + 1)
-      entries.set(path.toString('latin1'), mode === GITLINK ? { path, gitlink: sha ?? '' } : { path })
+  const status = await run(STATUS)
+  for (const record of split(status.stdoutBytes)) {
+    const key = record.toString('latin1')
+    if (key.startsWith('1 ')) {
+      // `1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>`: eight fields, then the path, which may hold spaces
+      const fields = key.split(' ', 8)
+      const at = fields.reduce((sum, field) => sum + field.length + 1, 0)
+      const path = record.subarray(at)
+      entries.set(
+        path.toString('latin1'),
+        fields[3] === GITLINK ? { path, gitlink: fields[6] ?? '' } : { path },
+      )
+    } else if (key.startsWith('? ')) {
+      const path = record.subarray(2)
+      // A nested repository shows as "dir/": its files belong to it, not to this tree.
+      if (path.at(-1) !== SLASH && !entries.has(path.toString('latin1')))
+        entries.set(path.toString('latin1'), { path })
+    } else {
+      throw new Error(
+        `git status wrote a record the baseline does not read: ${JSON.stringify(key.slice(0, 80))}`,
+      )
     }
-  }
-  const others = await run(['ls-files', '-z', '--others', '--exclude-standard'])
-  // A nested repository shows as "dir/": its files belong to it, not to this tree.
-  for (const path of split(others.stdoutBytes)) {
-    const key = path.toString('latin1')
-    if (path.at(-1) !== SLASH && !entries.has(key)) entries.set(key, { path })
   }
   return [...entries.values()]
 }
+
+const STATUS = ['status', '--porcelain=v2', '-z', '--untracked-files=all']
 
 interface Blob {
   path: Buffer

@@ -169,12 +169,14 @@ const scratchPath = (workdir: string, name: string) => join(workdir, `${name}.ba
 
 // The baseline's scratch directory (git's temporary index, git running as the slot uid), made after
 // setup's processes are gone, beside the workspace and not in TMPDIR: an agent may open its own
-// directories to other uids, but not the workdir. The worker writes nothing in it and removes it by a
-// walk that follows no link.
+// directories to other uids, but not the workdir. The worker writes nothing in it. It stays until the
+// dispatch ends, removed with HOME, TMPDIR and the workspace by one walk that follows no link (it is one
+// of agentDirs): a removal of its own cost a process a dispatch, and what the agent may leave in it
+// meanwhile is no more than what it may leave in its own HOME.
 export async function agentScratch(workdir: string, name: string, who: AgentIdentity) {
   const dir = scratchPath(workdir, name)
   await ownDir(dir, who)
-  return { dir, remove: () => removeAgentTrees([dir], who) }
+  return { dir, remove: async () => {} }
 }
 
 // Gives a fresh clone (made by the worker, nothing of the agent's in it) to the slot uid. The top stays

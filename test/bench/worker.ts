@@ -78,15 +78,16 @@ async function main() {
     const floor = floorMs(repo, scratch)
     console.log(`baseline: clone + agent + removal run directly: ${floor.toFixed(1)} ms of CPU a dispatch\n`)
     console.log(
-      '| workers | dispatches/s | CPU/dispatch | × baseline | RSS idle | RSS busy | ' +
+      "| workers | dispatches/s | CPU/dispatch | × baseline | worker's own | RSS idle | RSS busy | " +
         `${STEPS.join(' | ')} |`,
     )
-    console.log(`|${' --- |'.repeat(6 + STEPS.length)}`)
+    console.log(`|${' --- |'.repeat(7 + STEPS.length)}`)
     for (const size of FLEETS) {
       const fleet = await fleetRun(size, { url: server.url, repo, scratch, sql })
       const perStep = STEPS.map((step) => (((fleet.steps.get(step) ?? 0) * 1000) / DISPATCHES).toFixed(1))
       console.log(
         `| ${size} | ${fleet.rate.toFixed(2)} | ${fleet.cpuMs.toFixed(1)} ms | ${(fleet.cpuMs / floor).toFixed(2)} | ` +
+          `${fleet.ownMs.toFixed(1)} ms | ` +
           `${fleet.rssIdle.toFixed(0)} MB | ${fleet.rssBusy.toFixed(0)} MB | ${perStep.join(' | ')} |`,
       )
     }
@@ -102,6 +103,8 @@ async function main() {
 interface Fleet {
   rate: number
   cpuMs: number
+  // the worker process's own share of cpuMs (the rest: the programs it ran)
+  ownMs: number
   rssIdle: number
   rssBusy: number
   steps: Map<string, number>
@@ -113,7 +116,7 @@ async function fleetRun(
 ): Promise<Fleet> {
   const workers = await Promise.all(Array.from({ length: size }, (_, i) => startWorker(i, ctx)))
   try {
-    const before = workers.map((w) => cpuMs(w.pid))
+    const before = workers.map((w) => cpuSplit(w.pid))
     const rssIdle = average(workers.map((w) => rssMb(w.pid)))
     const started = performance.now()
     const ids: string[] = []
@@ -141,7 +144,7 @@ async function fleetRun(
         `${bad.length} of the dispatches did not succeed, as:\n${JSON.stringify(view, null, 1)}`,
       )
     }
-    const after = workers.map((w) => cpuMs(w.pid))
+    const after = workers.map((w) => cpuSplit(w.pid))
     const steps = new Map<string, number>()
     for (const w of workers) {
       const text = await (await fetch(w.metrics)).text()
@@ -150,8 +153,16 @@ async function fleetRun(
       ))
         steps.set(String(step), (steps.get(String(step)) ?? 0) + Number(value))
     }
-    const spent = after.reduce((sum, ms, i) => sum + ms - (before[i] ?? 0), 0)
-    return { rate: DISPATCHES / seconds, cpuMs: spent / DISPATCHES, rssIdle, rssBusy, steps }
+    const own = after.reduce((sum, [ms], i) => sum + ms - (before[i]?.[0] ?? 0), 0)
+    const children = after.reduce((sum, [, ms], i) => sum + ms - (before[i]?.[1] ?? 0), 0)
+    return {
+      rate: DISPATCHES / seconds,
+      cpuMs: (own + children) / DISPATCHES,
+      ownMs: own / DISPATCHES,
+      rssIdle,
+      rssBusy,
+      steps,
+    }
   } finally {
     await Promise.all(workers.map((w) => w.stop()))
   }
@@ -238,9 +249,15 @@ function fixtureRepo(scratch: string): string {
 
 // utime + stime + cutime + cstime of a process, in ms: its own CPU and its waited-for children's.
 function cpuMs(pid: number): number {
+  const [own, children] = cpuSplit(pid)
+  return own + children
+}
+
+// [utime + stime, cutime + cstime] in ms: the process's own CPU, its waited-for children's.
+function cpuSplit(pid: number): [number, number] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * TICK_MS
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
+  return [((fields[11] ?? 0) + (fields[12] ?? 0)) * TICK_MS, ((fields[13] ?? 0) + (fields[14] ?? 0)) * TICK_MS]
 }
 
 function rssMb(pid: number): number {

@@ -86,6 +86,31 @@ describe('captureBaseline', () => {
     expect(treeFiles(dir, base?.tree ?? '').sub).toBe(`160000 commit ${commit}`)
   })
 
+  // The list is one `git status`: what the repository's config says of status must not change it.
+  it("reads the same list whatever the repository's config says of submodules, renames and untracked files", async () => {
+    const dir = await repo({ 'a.txt': 'a\n', 'moved.txt': 'm\n' })
+    const commit = git(dir, 'rev-parse', 'HEAD')
+    git(dir, 'update-index', '--add', '--cacheinfo', `160000,${commit},sub`)
+    git(dir, 'commit', '-q', '-m', 'submodule')
+    await writeFiles(dir, {
+      '.gitmodules': '[submodule "sub"]\n\tpath = sub\n\tignore = all\n',
+      'new/u.txt': 'u\n',
+    })
+    git(dir, 'mv', 'moved.txt', 'renamed.txt')
+    const config: [string, string][] = [
+      ['submodule.sub.ignore', 'all'],
+      ['diff.ignoreSubmodules', 'all'],
+      ['status.renames', 'copies'],
+      ['status.showUntrackedFiles', 'no'],
+      ['status.relativePaths', 'true'],
+    ]
+    for (const [key, value] of config) git(dir, 'config', key, value)
+    const base = await captureBaseline(dir, safeGit)
+    const tree = treeFiles(dir, base?.tree ?? '')
+    expect(tree.sub).toBe(`160000 commit ${commit}`)
+    expect(Object.keys(tree)).toEqual(['.gitmodules', 'a.txt', 'new/u.txt', 'renamed.txt', 'sub'])
+  })
+
   // File names are bytes: a name that is not valid UTF-8 is neither dropped nor read at another name.
   it('records names that are not valid UTF-8 byte for byte, tracked, modified and untracked', async () => {
     const dir = await repo({ 'a.txt': 'a\n' })
