@@ -23,7 +23,8 @@ export const PATTERN_RULES: readonly (readonly [RegExp, string])[] = [
   [/^(?!(?:[\s\S]*\/)?\.\.(?:\/|$))/, 'a path pattern must not contain a ".." segment'],
   [/^[^\\]*$/, 'a path pattern must use "/" separators, not backslashes'],
   [/^[^\0]*$/, 'a path pattern must not contain NUL'],
-  [/^[^!]/, 'a path pattern must not be a negation (leading "!")'],
+  // the one leading "./" is dropped before picomatch reads a pattern: `./!x` would be read as `!x`, a negation
+  [/^(?!(?:\.\/)?!)/, 'a path pattern must not be a negation (a leading "!", after "./" too)'],
   [/^(?![\s\S]*\/\/)/, 'a path pattern must be in normal form: no empty segment ("a//b")'],
   [
     /^(?:\.\/)?(?!(?:[\s\S]*\/)?\.(?:\/|$))[\s\S]/,

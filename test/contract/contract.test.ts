@@ -27,6 +27,8 @@ describe('contextRequires validation', () => {
     ['a backslash', 'src\\main.ts'],
     ['a NUL', 'a\0b'],
     ['a negation', '!src/**'],
+    // the "./" is dropped before picomatch reads the rest, which it would read as a negation
+    ['a negation after "./"', './!zzz*'],
     ['a pattern over 512 characters', 'a'.repeat(513)],
     ['an empty segment', 'src//index.ts'],
     ['a trailing empty segment', 'dist//'],

@@ -244,6 +244,18 @@ describe('verify: requirements a coordinator should have refused', () => {
     expect(byRequirement.sh?.status).toBe('met')
   })
 
+  // picomatch reads `!zzz*` (what is left of `./!zzz*`) as "anything not zzz…": met on almost any workspace
+  it('answers error invalid-requirement for a negation behind "./", never met', async () => {
+    const ws = testDir()
+    write(ws, 'src/index.ts')
+    const verdict = await verify({ paths: ['./!zzz*', '!zzz*'] }, { workspace: ws, env: {} })
+    expect(verdict.outcome).toBe('error')
+    expect(verdict.results.map((r) => [r.requirement, r.status, r.reason])).toEqual([
+      ['./!zzz*', 'error', 'invalid-requirement'],
+      ['!zzz*', 'error', 'invalid-requirement'],
+    ])
+  })
+
   it('answers error invalid-requirement for a path pattern not in normal form, though the file exists', async () => {
     const ws = testDir()
     write(ws, 'src/index.ts')
