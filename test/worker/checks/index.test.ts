@@ -230,11 +230,13 @@ describe('evaluate: timing and order', () => {
 describe('verify: requirements a coordinator should have refused', () => {
   it('answers error invalid-requirement for an exec name with a slash or a path pattern that leaves the workspace', async () => {
     const ws = testDir()
-    const requires = { exec: ['../../bin/sh', 'sh'], paths: ['/etc/passwd', '../x'] } as ContextRequires
+    // `a/../../../bin/sh` starts as a name may: only the end of the name's grammar refuses it
+    const exec = ['../../bin/sh', 'a/../../../bin/sh', 'sh']
+    const requires = { exec, paths: ['/etc/passwd', '../x'] } as ContextRequires
     const verdict = await verify(requires, { workspace: ws, env: { PATH: '/usr/bin:/bin' } })
     expect(verdict.outcome).toBe('error')
     const byRequirement = Object.fromEntries(verdict.results.map((r) => [r.requirement, r]))
-    for (const bad of ['../../bin/sh', '/etc/passwd', '../x']) {
+    for (const bad of ['../../bin/sh', 'a/../../../bin/sh', '/etc/passwd', '../x']) {
       expect(byRequirement[bad]).toMatchObject({
         status: 'error',
         reason: 'invalid-requirement',
