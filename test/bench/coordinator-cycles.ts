@@ -5,7 +5,7 @@ import { listRequirements, type Role, type SubagentDefinition } from '../../src/
 import { formatCpu, measureWindows, sampleCpu, scaleCpu } from './coordinator-cpu.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 
-const definition: SubagentDefinition = {
+export const definition: SubagentDefinition = {
   name: 'bench-agent',
   description: 'benchmark subagent',
   agent: { command: ['true'] },
@@ -22,6 +22,19 @@ const results = listRequirements(definition.contextRequires).map((r) => ({
   observed: { match: 'x' },
   durationMs: 1,
 }))
+
+// A met report of every requirement, as a worker sends it.
+export function cycleReport(workerId: string) {
+  const now = new Date().toISOString()
+  return {
+    outcome: 'met',
+    declared: true,
+    results,
+    startedAt: now,
+    finishedAt: now,
+    worker: { id: workerId },
+  }
+}
 
 type Step = 'create' | 'claim' | 'report' | 'complete'
 
@@ -77,7 +90,7 @@ export async function runCycleBench(opts: CycleOptions): Promise<void> {
   }
 }
 
-type Call = ReturnType<typeof caller>
+export type Call = ReturnType<typeof caller>
 
 // What this machine does at best: the cheapest route, same concurrency; a cycle is four requests.
 async function healthzRate(url: string, clients: number, ms: number) {
@@ -124,15 +137,7 @@ async function workerLoop(call: Call, workerId: string, until: number, timings: 
     if (!claimed) continue
     const { id, attempt } = claimed.dispatch
     const fence = { attempt, leaseToken: claimed.lease.token }
-    const now = new Date().toISOString()
-    const report = {
-      outcome: 'met',
-      declared: true,
-      results,
-      startedAt: now,
-      finishedAt: now,
-      worker: { id: workerId },
-    }
+    const report = cycleReport(workerId)
     await timed('report', () => call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report }))
     await timed('complete', () =>
       call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1 }),
@@ -145,7 +150,7 @@ async function workerLoop(call: Call, workerId: string, until: number, timings: 
 // JSON over node:http with keep-alive: fetch (undici) costs the client several times more CPU per
 // request, which on a 2-core machine is taken from the coordinator. 204 answers undefined,
 // anything but 2xx throws.
-function caller(url: string, tokens: Record<Role, string>) {
+export function caller(url: string, tokens: Record<Role, string>) {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 })
   const { hostname, port } = new URL(url)
   // biome-ignore lint/suspicious/noExplicitAny: the benchmark reads a few known fields of each answer

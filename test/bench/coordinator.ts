@@ -13,16 +13,18 @@ import postgres from 'postgres'
 import type { Role } from '../../src/contract/index.js'
 import { connectPostgres } from '../../src/coordinator/db/client.js'
 import { runClaimBench } from './coordinator-claims.js'
-import { runCycleBench } from './coordinator-cycles.js'
+import { caller, runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
 import { generateDispatches, runListBench } from './coordinator-dispatches.js'
 import { runQueryBench } from './coordinator-queries.js'
 import { runScrapeBench } from './coordinator-scrapers.js'
 import { spawnCoordinator } from './coordinator-server.js'
+import { runStepAccounting } from './coordinator-steps.js'
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const CYCLE_SECONDS = Number(process.env.BENCH_CYCLE_SECONDS ?? 20)
 const CYCLE_ROUNDS = Number(process.env.BENCH_CYCLE_ROUNDS ?? 5)
+const STEP_CYCLES = Number(process.env.BENCH_STEP_CYCLES ?? 200)
 const QUERY_ROUNDS = Number(process.env.BENCH_QUERY_ROUNDS ?? 200)
 const CLAIM_ROUNDS = Number(process.env.BENCH_CLAIM_ROUNDS ?? 500)
 const LIST_ROUNDS = Number(process.env.BENCH_LIST_ROUNDS ?? 200)
@@ -54,6 +56,9 @@ async function main() {
     const server = await spawnCoordinator(url.toString(), bootstrap.join(','))
     cleanup.push(() => server.stop())
     console.log(`# preflight coordinator benchmark (node ${process.version}, database ${name})`)
+    // BENCH_STEP_CYCLES=0: without the table of what each request writes.
+    if (STEP_CYCLES > 0)
+      await runStepAccounting({ call: caller(server.url, tokens), sql, cycles: STEP_CYCLES })
     if (CYCLE_SECONDS > 0)
       await runCycleBench({
         url: server.url,

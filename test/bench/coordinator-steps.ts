@@ -1,0 +1,136 @@
+// What each request of a dispatch cycle writes: N creates, then N claims, N reports and N completes,
+// one at a time from one client, each batch measured on its own from PostgreSQL's counters —
+// commits and rows of the benchmark database (pg_stat_database), rows per table (pg_stat_user_tables)
+// and the WAL the cluster wrote (pg_current_wal_lsn). Figures are per request; the commits include
+// the coordinator's own in the meantime (its lease sweep and outbox poll: a few hundredths a request),
+// not this reader's.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type postgres from 'postgres'
+import { type Call, cycleReport, definition } from './coordinator-cycles.js'
+
+interface Counters {
+  commits: number
+  inserted: number
+  updated: number
+  deleted: number
+  wal: number
+  tables: Map<string, { ins: number; upd: number; del: number }>
+}
+
+// PostgreSQL flushes an idle backend's pending statistics within 10 s (PGSTAT_IDLE_INTERVAL).
+const SETTLE_MS = 11_000
+
+export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; cycles: number }) {
+  const { call, sql, cycles } = opts
+  const read = () => readCounters(sql)
+  const ids: { id: string; fence: { attempt: number; leaseToken: string } }[] = []
+  const steps: [string, () => Promise<void>][] = [
+    [
+      'create',
+      async () => {
+        await call('orchestrator', 'POST', '/v1/dispatches', {
+          subagent: definition.name,
+          workspace: { repo: 'bench' },
+        })
+      },
+    ],
+    [
+      'claim',
+      async () => {
+        const claimed = await call('worker', 'POST', '/v1/worker/claim', { workerId: 'steps', waitMs: 0 })
+        ids.push({
+          id: claimed.dispatch.id,
+          fence: { attempt: claimed.dispatch.attempt, leaseToken: claimed.lease.token },
+        })
+      },
+    ],
+    [
+      'report',
+      async () => {
+        for (const { id, fence } of ids)
+          await call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, {
+            ...fence,
+            report: cycleReport('steps'),
+          })
+      },
+    ],
+    [
+      'complete',
+      async () => {
+        for (const { id, fence } of ids)
+          await call('worker', 'POST', `/v1/dispatches/${id}/complete`, {
+            ...fence,
+            exitCode: 0,
+            durationMs: 1,
+          })
+      },
+    ],
+  ]
+  await call('orchestrator', 'POST', '/v1/subagents', definition)
+  const rows: string[] = []
+  for (const [step, once] of steps) {
+    await sleep(SETTLE_MS)
+    const before = await read()
+    // report and complete go through every claimed dispatch at once
+    const times = step === 'report' || step === 'complete' ? 1 : cycles
+    for (let i = 0; i < times; i++) await once()
+    await sleep(SETTLE_MS)
+    // the reader's first statement committed after it read the counters
+    const d = diff(await read(), before)
+    d.commits -= 1
+    rows.push(formatRow(step, d, cycles))
+  }
+  console.log(`\n## what each request writes (${cycles} of each, one at a time, per request)`)
+  console.log(
+    '  | request | commits | rows inserted | updated | deleted | WAL | rows by table (ins/upd/del) |',
+  )
+  console.log('  | --- | --- | --- | --- | --- | --- | --- |')
+  for (const row of rows) console.log(`  ${row}`)
+}
+
+async function readCounters(sql: postgres.Sql): Promise<Counters> {
+  // one statement, so one commit of this reader's
+  const [db] = await sql`
+    select d.xact_commit::float8 as commits, d.tup_inserted::float8 as inserted,
+      d.tup_updated::float8 as updated, d.tup_deleted::float8 as deleted,
+      pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 as wal,
+      (select coalesce(json_agg(json_build_array(relname, n_tup_ins, n_tup_upd, n_tup_del)), '[]')
+         from pg_stat_user_tables) as tables
+    from pg_stat_database d where d.datname = current_database()`
+  const tables = new Map<string, { ins: number; upd: number; del: number }>()
+  for (const [name, ins, upd, del] of (db?.tables ?? []) as [string, number, number, number][])
+    tables.set(name, { ins, upd, del })
+  return {
+    commits: Number(db?.commits),
+    inserted: Number(db?.inserted),
+    updated: Number(db?.updated),
+    deleted: Number(db?.deleted),
+    wal: Number(db?.wal),
+    tables,
+  }
+}
+
+function diff(a: Counters, b: Counters): Counters {
+  const tables = new Map<string, { ins: number; upd: number; del: number }>()
+  for (const [name, t] of a.tables) {
+    const o = b.tables.get(name) ?? { ins: 0, upd: 0, del: 0 }
+    tables.set(name, { ins: t.ins - o.ins, upd: t.upd - o.upd, del: t.del - o.del })
+  }
+  return {
+    commits: a.commits - b.commits,
+    inserted: a.inserted - b.inserted,
+    updated: a.updated - b.updated,
+    deleted: a.deleted - b.deleted,
+    wal: a.wal - b.wal,
+    tables,
+  }
+}
+
+function formatRow(step: string, d: Counters, n: number): string {
+  const per = (x: number) => (x / n).toFixed(2)
+  const tables = [...d.tables]
+    .filter(([, t]) => Math.abs(t.ins) + Math.abs(t.upd) + Math.abs(t.del) >= n / 2)
+    .map(([name, t]) => `${name} ${per(t.ins)}/${per(t.upd)}/${per(t.del)}`)
+    .join(', ')
+  return `| ${step} | ${per(d.commits)} | ${per(d.inserted)} | ${per(d.updated)} | ${per(d.deleted)} | ${(d.wal / n / 1024).toFixed(2)} kB | ${tables} |`
+}
