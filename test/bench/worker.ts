@@ -256,8 +256,14 @@ function cpuMs(pid: number): number {
 // [utime + stime, cutime + cstime] in ms: the process's own CPU, its waited-for children's.
 function cpuSplit(pid: number): [number, number] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
-  return [((fields[11] ?? 0) + (fields[12] ?? 0)) * TICK_MS, ((fields[13] ?? 0) + (fields[14] ?? 0)) * TICK_MS]
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number)
+  return [
+    ((fields[11] ?? 0) + (fields[12] ?? 0)) * TICK_MS,
+    ((fields[13] ?? 0) + (fields[14] ?? 0)) * TICK_MS,
+  ]
 }
 
 function rssMb(pid: number): number {
