@@ -1,12 +1,14 @@
-// preflight/client and preflight/contract as a project outside this repository meets them: the package
-// linked into a temporary project's node_modules, a consumer typechecked against the built declarations
-// (strict; a wrong field is an error, so the types are real) and run against a live coordinator.
+// preflight/client and preflight/contract as a project outside this repository meets them: the tarball
+// `npm pack` makes, unpacked into a temporary project's node_modules (its own dependencies linked from
+// this repository's, as an install would provide them), a consumer typechecked against the built
+// declarations (strict; a wrong field is an error, so the types are real) and run against a live
+// coordinator, and the tarball's `preflight` command run.
 // The .js comes from the suite's build (test/global-setup.ts), the .d.ts from `tsc -b tsconfig.types.json`,
 // run here (build mode: after no change to the sources it compares their times with its build info and
 // reads nothing else, 0.15 s instead of the 1.4 s a `tsc -p` of the same project takes).
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -59,6 +61,8 @@ describe('preflight/client from outside the repository', () => {
   let close: () => void
   // tsc's error lines for the consumer and for WRONG
   let errors: string[]
+  // the paths in the tarball
+  let packedFiles: string[]
 
   beforeAll(async () => {
     await run(process.execPath, [tsc, '-b', join(root, 'tsconfig.types.json')], { cwd: root })
@@ -66,8 +70,18 @@ describe('preflight/client from outside the repository', () => {
       throw new Error('dist/src/client/index.js is missing: run `npm run build` first')
     dir = await mkdtemp(join(tmpdir(), 'preflight-consumer-'))
     await mkdir(join(dir, 'node_modules/@types'), { recursive: true })
-    // the package as an installed dependency would be; its own dependencies resolve from its folder
-    await symlink(root, join(dir, 'node_modules/preflight'), 'dir')
+    // the package as an installed dependency would be: what the tarball holds, nothing else
+    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+      cwd: root,
+    })
+    const [tarball] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[]
+    if (!tarball) throw new Error(`npm pack made no tarball: ${packed.stdout}`)
+    const { filename, files } = tarball
+    packedFiles = files.map((f) => f.path)
+    const pkg = join(dir, 'node_modules/preflight')
+    await mkdir(pkg, { recursive: true })
+    await run('tar', ['-xzf', join(dir, filename), '-C', pkg, '--strip-components=1'])
+    await symlink(join(root, 'node_modules'), join(pkg, 'node_modules'), 'dir')
     await symlink(join(root, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'), 'dir')
     await writeFile(
       join(dir, 'package.json'),
@@ -119,6 +133,19 @@ describe('preflight/client from outside the repository', () => {
       status: 'claimed',
       refused: '404 not-found',
     })
+  })
+
+  // Without "files", npm packed what .gitignore leaves: no dist/ (so no client, no command), but test/ and .ci/.
+  it("packs what an installed package runs, and none of the repository's tests or CI", async () => {
+    for (const path of ['bin/preflight.js', 'dist/src/client/index.js', 'dist/src/client/index.d.ts'])
+      expect(packedFiles).toContain(path)
+    expect(packedFiles.some((path) => path.startsWith('migrations/') && path.endsWith('.sql'))).toBe(true)
+    expect(packedFiles.filter((path) => /^(test|\.ci|scripts|docs)\/|tsbuildinfo$/.test(path))).toEqual([])
+    const { stdout } = await run(process.execPath, [
+      join(dir, 'node_modules/preflight/bin/preflight.js'),
+      '--version',
+    ])
+    expect(stdout.trim()).toBe(JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).version)
   })
 
   it('refuses a consumer that gets a type wrong', () => {
