@@ -46,16 +46,17 @@ function sameRequestOrThrow(row: rows.KeyedRow, req: CreateDispatchRequest): Dis
 
 // queued, claimed or running → cancelled; cancelling a cancelled dispatch answers the same (a retry,
 // which keeps the first cancel's who and why). One that ended otherwise is refused with its status:
-// a completion that won a race with the cancel is what both sides see.
+// a completion that won a race with the cancel is what both sides see. `ended`: this cancel ended it.
 export async function cancelDispatch(
   db: Orm,
   id: string,
   cancel: Omit<Cancellation, 'at'>,
-): Promise<DispatchCreated> {
+): Promise<{ answer: DispatchCreated; ended: boolean }> {
   const cancelled = await rows.cancelDispatch(db, id, cancel)
-  if (cancelled) return cancelled
+  if (cancelled) return { answer: cancelled, ended: true }
   const current = await rows.findDispatchState(db, id)
   if (!current) throw dispatchNotFound(id)
-  if (current.status === 'cancelled') return { id: current.id, status: current.status }
+  if (current.status === 'cancelled')
+    return { answer: { id: current.id, status: current.status }, ended: false }
   throw invalidState(`the dispatch has ended (${current.status}) and cannot be cancelled`, current.status)
 }

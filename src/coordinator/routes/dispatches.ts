@@ -156,13 +156,15 @@ export const dispatchRoutes = (deps: Deps) =>
     .openapi(cancel, async (c) => {
       const { id } = c.req.valid('param')
       const { reason } = scrubNul(c.req.valid('json'))
-      const cancelled = await cancelDispatch(deps.db.orm, id, {
+      const { answer, ended } = await cancelDispatch(deps.db.orm, id, {
         by: { tokenId: c.get('tokenId') ?? null, role: c.get('role') },
         ...(reason === undefined ? {} : { reason }),
       })
+      // the cancel's reason is the caller's free text: never a label
+      if (ended) deps.metrics.recordEnded('cancelled', undefined)
       deps.endings.wake()
       deps.watch.changed(id)
-      return c.json(cancelled, 200)
+      return c.json(answer, 200)
     })
 
 // The dispatch once it has reached a final status, or as it stands after `waitMs`: woken when it may

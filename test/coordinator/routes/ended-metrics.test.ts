@@ -1,5 +1,5 @@
-// The worker routes count each dispatch they end once: a completion by its status and reason, an
-// aborting report as preflight_failed; a retried write is not counted again.
+// The routes count each dispatch they end once: a completion by its status and reason, an aborting
+// report as preflight_failed, a cancel as cancelled; a retried write is not counted again.
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
@@ -58,5 +58,25 @@ describe('dispatches ended, in /metrics', () => {
     }
     expect(await ended('succeeded', '')).toBe(1)
     expect(await ended('failed', '')).toBe(1)
+  })
+
+  // the worker's completion of a dispatch cancelled under its lease keeps its output: no second count
+  it('counts a cancel once: not again when it is repeated, nor when the worker completes what was cancelled', async () => {
+    const def = definition('ended-cancel')
+    const queued = await queueDispatch(h, def)
+    const running = await queueDispatch(h, def)
+    const c = await claim(h)
+    const claimed = c.dispatch.id
+    expect([queued, running]).toContain(claimed)
+    for (const id of [queued, running, queued])
+      expect(
+        (await h.call('POST', `/v1/dispatches/${id}/cancel`, { role: 'orchestrator', body: { reason: 'r' } }))
+          .status,
+      ).toBe(200)
+    await h.call('POST', `/v1/dispatches/${claimed}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), exitCode: 0 },
+    })
+    expect(await ended('cancelled', '')).toBe(2)
   })
 })
