@@ -3,7 +3,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { routePath } from 'hono/route'
+import { matchedRoutes } from 'hono/route'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { z } from 'zod'
 import { ErrorEnvelope, METADATA_PARAM, type Role } from '../../contract/index.js'
@@ -162,8 +162,13 @@ function scrubAll<T>(value: T): T {
 }
 
 // The pattern of the route that answered (`/v1/dispatches/:id`, never the path with its ids);
-// `unmatched` when none did.
+// `unmatched` when none did. The last matched route that is not a middleware's wildcard: a middleware
+// registered after a handler (the page's session check, for every /ui/* after sign-in) matches too.
 export function routeOf(c: Context): string {
-  const path = routePath(c, -1)
-  return path === '*' || path === '/*' || path.endsWith('/*') ? 'unmatched' : path
+  const routes = matchedRoutes(c)
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const path = routes[i]?.path ?? '*'
+    if (path !== '*' && !path.endsWith('/*')) return path
+  }
+  return 'unmatched'
 }

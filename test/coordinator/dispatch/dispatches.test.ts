@@ -63,24 +63,32 @@ describe('cancelDispatch', () => {
 
   it('cancels a queued dispatch, and answers a second cancel the same, keeping the first cancel', async () => {
     const id = await queued(t.db.orm)
-    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ id, status: 'cancelled' })
+    const answer = { id, status: 'cancelled' }
+    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ answer, ended: true })
+    // the second ends nothing: it is not counted again
     expect(await cancelDispatch(t.db.orm, id, { by: { tokenId: 8, role: 'admin' } })).toEqual({
-      id,
-      status: 'cancelled',
+      answer,
+      ended: false,
     })
     expect((await findDispatch(t.db.orm, id))?.cancel).toMatchObject(who)
   })
 
   it('cancels a claimed dispatch', async () => {
     const { id } = await claimed(t.db.orm)
-    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ id, status: 'cancelled' })
+    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({
+      answer: { id, status: 'cancelled' },
+      ended: true,
+    })
   })
 
   it('cancels a running dispatch; its worker is told so, and its completion is kept as cancelled', async () => {
     const def = definition()
     const { id, claim } = await claimed(t.db.orm, def)
     await storeReport(t.db.orm, id, { ...fenceOf(claim), report: reportFor(def) })
-    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({ id, status: 'cancelled' })
+    expect(await cancelDispatch(t.db.orm, id, who)).toEqual({
+      answer: { id, status: 'cancelled' },
+      ended: true,
+    })
     const exit = { ...fenceOf(claim), exitCode: 0, durationMs: 5 }
     expect((await completeDispatch(t.db.orm, id, exit)).answer).toEqual({ id, status: 'cancelled' })
     // a retry gets the same answer; a different completion is a conflict

@@ -311,3 +311,20 @@ describe('the drift page', () => {
 })
 
 const mint = (app: TestApp, role: Role) => createToken(app.t.db.orm, role)
+
+// The page's routes are counted and logged by their own pattern, as the API's are: its middleware for
+// /ui/* matches every page too, and was taken for the route ("unmatched").
+describe('the page in /metrics', () => {
+  it('counts each page by its route, and only a path no page has as unmatched', async () => {
+    const cookie = await signIn()
+    expect((await send('/ui/failures', { cookie })).status).toBe(200)
+    expect((await send('/ui/no-such-page', { cookie })).status).toBe(404)
+    const text = await (await h.app.request('/metrics')).text()
+    const routes = [...text.matchAll(/^preflight_http_request_duration_seconds_count\{([^}]*)\}/gm)].map(
+      (m) => m[1],
+    )
+    expect(routes).toContain('method="GET",route="/ui/failures",status="200"')
+    expect(routes).toContain('method="POST",route="/ui/sign-in",status="303"')
+    expect(routes).toContain('method="GET",route="unmatched",status="404"')
+  })
+})
