@@ -12,7 +12,7 @@ import { prepareWorkspace } from './prepare.js'
 import { removeAgentTrees } from './run/remove.js'
 import { runSetup, type SetupResult, setupCommand } from './setup.js'
 
-type Failure = { ok: false; reason: string; detail: string }
+type Failure = { ok: false; reason: string; detail: string; exitCode?: number }
 
 async function post(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
   ensureActive(job)
@@ -90,7 +90,7 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
   const late = result.reason === SetupReason.SetupTimeout && untilDeadline(job) === 0
   const reason = late ? ExpiryReason.Deadline : result.reason
   const detail = `${result.command.join(' ')} exited ${result.exitCode} (${reason}); last output:\n${result.tail}`
-  return { ok: false, reason, detail }
+  return { ok: false, reason, detail, exitCode: result.exitCode }
 }
 
 // A program's output, line by line, into the dispatch's log; when it ends, the log says how many of its
@@ -213,7 +213,12 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   await post(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
   const answer = await job.deps.api.setupFailed(
     job.fence,
-    { reason: failure.reason, detail: failure.detail, ...outputDropped(job) },
+    {
+      reason: failure.reason,
+      detail: failure.detail,
+      ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
+      ...outputDropped(job),
+    },
     job.signal,
   )
   return answer?.status === 'cancelled' ? 'cancelled' : 'setup_failed'

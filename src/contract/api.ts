@@ -289,7 +289,7 @@ export type EventRecorded = z.infer<typeof EventRecorded>
 
 // The agent ran: `exitCode` (0 → succeeded, else failed), with `reason: "deadline"` when the worker
 // stopped it at the dispatch's deadline. Setup failed before verification: `status: "setup_failed"`
-// with a `reason` code and the `detail` (tail of the setup output). The dispatch was cancelled:
+// with a `reason` code, the `detail` (tail of the setup output) and, when setup ran, its `exitCode`. The dispatch was cancelled:
 // `status: "cancelled"` with what the worker had (the agent's exit code, the baseline, `detail`: the
 // tail of its output) — a completion of any kind that reaches a cancelled dispatch is kept that way.
 // Any of the three may say how many lines of the dispatch's output (setup's and the agent's) the
@@ -337,7 +337,7 @@ export type CancelledExit = Pick<
   'baseline' | 'durationMs' | 'exitCode' | 'detail' | 'outputDropped'
 >
 export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> &
-  Pick<CompleteRequest, 'detail' | 'outputDropped'>
+  Pick<CompleteRequest, 'detail' | 'exitCode' | 'outputDropped'>
 export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
 export type CompleteResponse = z.infer<typeof CompleteResponse>
 

@@ -167,6 +167,8 @@ describe('the decision that starts the agent', () => {
       agentRan: false,
       steps: ['prepare', 'setup', 'setup-failed'],
       reports: [],
+      // the exit code as a field of its own, not only in the detail's text
+      completed: [expect.objectContaining({ status: 'setup_failed', exitCode: 3 })],
     })
   })
 
