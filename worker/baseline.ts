@@ -2,9 +2,9 @@
 //
 // `git add` on a temporary index would run the repository's clean filters, eol conversion and fsmonitor.
 // Instead the paths come from `status` against that index while it is still empty (HEAD's and the
-// untracked files, comparing no content), every blob is hashed with `hash-object --no-filters` and the index is written with
-// `update-index -z --index-info` (no worktree read), symlinks with `update-index --add` (git reads the
-// link's text; no filter applies to a link), then `write-tree`. None of these runs a filter, a hook or
+// untracked files, comparing no content), every blob is hashed with `hash-object --no-filters`, the
+// index is written with `update-index -z --index-info` (no worktree read), symlinks with
+// `update-index --add` (git reads the link's text; no filter applies to a link), then `write-tree`. None of these runs a filter, a hook or
 // fsmonitor; the real index is never read or written and nothing is committed. The worker writes nothing
 // in the scratch directory: git, running as the agent, writes the temporary index there, and nothing else.
 import { lstat, mkdtemp, rm } from 'node:fs/promises'

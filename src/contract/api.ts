@@ -289,9 +289,10 @@ export type EventRecorded = z.infer<typeof EventRecorded>
 
 // The agent ran: `exitCode` (0 → succeeded, else failed), with `reason: "deadline"` when the worker
 // stopped it at the dispatch's deadline. Setup failed before verification: `status: "setup_failed"`
-// with a `reason` code, the `detail` (tail of the setup output) and, when setup ran, its `exitCode`. The dispatch was cancelled:
-// `status: "cancelled"` with what the worker had (the agent's exit code, the baseline, `detail`: the
-// tail of its output) — a completion of any kind that reaches a cancelled dispatch is kept that way.
+// with a `reason` code, the `detail` (tail of the setup output) and, when setup ran, its `exitCode`.
+// The dispatch was cancelled: `status: "cancelled"` with what the worker had (the agent's exit code,
+// the baseline, `detail`: the tail of its output) — a completion of any kind that reaches a cancelled
+// dispatch is kept that way.
 // Any of the three may say how many lines of the dispatch's output (setup's and the agent's) the
 // worker's log dropped for a reader that could not keep up: `outputDropped`, absent when none.
 export const CompleteRequest = z

@@ -23,7 +23,7 @@ export const PATTERN_RULES: readonly (readonly [RegExp, string])[] = [
   [/^(?!(?:[\s\S]*\/)?\.\.(?:\/|$))/, 'a path pattern must not contain a ".." segment'],
   [/^[^\\]*$/, 'a path pattern must use "/" separators, not backslashes'],
   [/^[^\0]*$/, 'a path pattern must not contain NUL'],
-  // the one leading "./" is dropped before picomatch reads a pattern: `./!x` would be read as `!x`, a negation
+  // the one leading "./" is dropped before picomatch reads a pattern: `./!x` is read as `!x`, a negation
   [/^(?!(?:\.\/)?!)/, 'a path pattern must not be a negation (a leading "!", after "./" too)'],
   [/^(?![\s\S]*\/\/)/, 'a path pattern must be in normal form: no empty segment ("a//b")'],
   [
