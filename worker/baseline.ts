@@ -4,9 +4,10 @@
 // Instead the paths come from `status` against that index while it is still empty (HEAD's and the
 // untracked files, comparing no content), every blob is hashed with `hash-object --no-filters`, the
 // index is written with `update-index -z --index-info` (no worktree read), symlinks with
-// `update-index --add` (git reads the link's text; no filter applies to a link), then `write-tree`. None of these runs a filter, a hook or
-// fsmonitor; the real index is never read or written and nothing is committed. The worker writes nothing
-// in the scratch directory: git, running as the agent, writes the temporary index there, and nothing else.
+// `update-index --add` (git reads the link's text; no filter applies to a link), then `write-tree`.
+// None of these runs a filter, a hook or fsmonitor; the real index is never read or written and nothing
+// is committed. The worker writes nothing in the scratch directory: git, running as the agent, writes
+// the temporary index there, and nothing else.
 import { lstat, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,8 +18,9 @@ import type { GitRunner } from './run/job-git.js'
 const GITLINK = '160000'
 const SLASH = 0x2f
 
-// A fresh directory for the temporary index, writable by whoever runs git, and its removal.
-export type ScratchMaker = () => Promise<{ dir: string; remove(): Promise<void> }>
+// A fresh directory for the temporary index, writable by whoever runs git, and its removal when the
+// baseline is taken (none: it is removed with the dispatch's other directories).
+export type ScratchMaker = () => Promise<{ dir: string; remove?(): Promise<void> }>
 
 const tmpScratch: ScratchMaker = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'preflight-baseline-'))
@@ -56,7 +58,7 @@ export async function captureBaseline(
     const tree = (await run(['write-tree'])).stdout.trim()
     return { head, tree }
   } finally {
-    await scratch.remove()
+    await scratch.remove?.()
   }
 }
 
@@ -77,24 +79,21 @@ async function listEntries(run: Run): Promise<Entry[]> {
   const entries = new Map<string, Entry>()
   const status = await run(STATUS)
   for (const record of split(status.stdoutBytes)) {
-    const key = record.toString('latin1')
-    if (key.startsWith('1 ')) {
+    // latin1: one character a byte, so an offset in the text is one in the record
+    const text = record.toString('latin1')
+    if (text.startsWith('1 ')) {
       // `1 <XY> <sub> <mH> <mI> <mW> <hH> <hI> <path>`: eight fields, then the path, which may hold spaces
-      const fields = key.split(' ', 8)
+      const fields = text.split(' ', 8)
       const at = fields.reduce((sum, field) => sum + field.length + 1, 0)
       const path = record.subarray(at)
-      entries.set(
-        path.toString('latin1'),
-        fields[3] === GITLINK ? { path, gitlink: fields[6] ?? '' } : { path },
-      )
-    } else if (key.startsWith('? ')) {
-      const path = record.subarray(2)
+      entries.set(text.slice(at), fields[3] === GITLINK ? { path, gitlink: fields[6] ?? '' } : { path })
+    } else if (text.startsWith('? ')) {
       // A nested repository shows as "dir/": its files belong to it, not to this tree.
-      if (path.at(-1) !== SLASH && !entries.has(path.toString('latin1')))
-        entries.set(path.toString('latin1'), { path })
+      const key = text.slice(2)
+      if (!key.endsWith('/') && !entries.has(key)) entries.set(key, { path: record.subarray(2) })
     } else {
       throw new Error(
-        `git status wrote a record the baseline does not read: ${JSON.stringify(key.slice(0, 80))}`,
+        `git status wrote a record the baseline does not read: ${JSON.stringify(text.slice(0, 80))}`,
       )
     }
   }

@@ -176,7 +176,7 @@ const scratchPath = (workdir: string, name: string) => join(workdir, `${name}.ba
 export async function agentScratch(workdir: string, name: string, who: AgentIdentity) {
   const dir = scratchPath(workdir, name)
   await ownDir(dir, who)
-  return { dir, remove: async () => {} }
+  return { dir }
 }
 
 // Gives a fresh clone (made by the worker, nothing of the agent's in it) to the slot uid. The top stays

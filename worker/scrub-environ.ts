@@ -6,7 +6,7 @@
 // own memory through /proc/self/mem, as root and as any other uid: the value's bytes are overwritten
 // with NULs there, in place (libc's pointers to the other variables point into the same area).
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs'
-import { selfStat } from './proc-stat.js'
+import { procStat } from './proc-stat.js'
 
 export type ScrubResult = { scrubbed: true } | { scrubbed: false; why: string }
 
@@ -43,7 +43,7 @@ function overwriteValues(area: { start: number; end: number }, name: string): vo
 // Where the environment strings are, or why that cannot be known.
 function environArea(): { start: number; end: number } | string {
   // env_start and env_end
-  const [start = 0, end = 0] = selfStat(50, 51)
+  const [start = 0, end = 0] = procStat([50, 51])
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start <= 0 || end <= start) {
     return '/proc/self/stat shows no env_start and env_end'
   }

@@ -23,57 +23,60 @@ const SETTLE_MS = 11_000
 export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; cycles: number }) {
   const { call, sql, cycles } = opts
   const read = () => readCounters(sql)
-  const ids: { id: string; fence: { attempt: number; leaseToken: string } }[] = []
-  const steps: [string, () => Promise<void>][] = [
+  const claimed: { id: string; fence: { attempt: number; leaseToken: string } }[] = []
+  const nth = (i: number) => {
+    const one = claimed[i]
+    if (!one) throw new Error(`claim ${i} got no dispatch`)
+    return one
+  }
+  // the i-th request of each kind: the report and the complete of the i-th claimed dispatch
+  const steps: [string, (i: number) => Promise<unknown>][] = [
     [
       'create',
-      async () => {
-        await call('orchestrator', 'POST', '/v1/dispatches', {
+      () =>
+        call('orchestrator', 'POST', '/v1/dispatches', {
           subagent: definition.name,
           workspace: { repo: 'bench' },
-        })
-      },
+        }),
     ],
     [
       'claim',
       async () => {
-        const claimed = await call('worker', 'POST', '/v1/worker/claim', { workerId: 'steps', waitMs: 0 })
-        ids.push({
-          id: claimed.dispatch.id,
-          fence: { attempt: claimed.dispatch.attempt, leaseToken: claimed.lease.token },
+        const { dispatch, lease } = await call('worker', 'POST', '/v1/worker/claim', {
+          workerId: 'steps',
+          waitMs: 0,
         })
+        claimed.push({ id: dispatch.id, fence: { attempt: dispatch.attempt, leaseToken: lease.token } })
       },
     ],
     [
       'report',
-      async () => {
-        for (const { id, fence } of ids)
-          await call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, {
-            ...fence,
-            report: cycleReport('steps'),
-          })
+      (i) => {
+        const { id, fence } = nth(i)
+        return call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, {
+          ...fence,
+          report: cycleReport('steps'),
+        })
       },
     ],
     [
       'complete',
-      async () => {
-        for (const { id, fence } of ids)
-          await call('worker', 'POST', `/v1/dispatches/${id}/complete`, {
-            ...fence,
-            exitCode: 0,
-            durationMs: 1,
-          })
+      (i) => {
+        const { id, fence } = nth(i)
+        return call('worker', 'POST', `/v1/dispatches/${id}/complete`, {
+          ...fence,
+          exitCode: 0,
+          durationMs: 1,
+        })
       },
     ],
   ]
   await call('orchestrator', 'POST', '/v1/subagents', definition)
   const rows: string[] = []
-  for (const [step, once] of steps) {
+  for (const [step, request] of steps) {
     await sleep(SETTLE_MS)
     const before = await read()
-    // report and complete go through every claimed dispatch at once
-    const times = step === 'report' || step === 'complete' ? 1 : cycles
-    for (let i = 0; i < times; i++) await once()
+    for (let i = 0; i < cycles; i++) await request(i)
     await sleep(SETTLE_MS)
     // the reader's first statement committed after it read the counters
     const d = diff(await read(), before)

@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { FINAL_STATUSES, type Role } from '../../src/contract/index.js'
+import { procStat } from '../../worker/proc-stat.js'
 import { spawnCoordinator } from './coordinator-server.js'
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -255,15 +256,8 @@ function cpuMs(pid: number): number {
 
 // [utime + stime, cutime + cstime] in ms: the process's own CPU, its waited-for children's.
 function cpuSplit(pid: number): [number, number] {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number)
-  return [
-    ((fields[11] ?? 0) + (fields[12] ?? 0)) * TICK_MS,
-    ((fields[13] ?? 0) + (fields[14] ?? 0)) * TICK_MS,
-  ]
+  const [utime = 0, stime = 0, cutime = 0, cstime = 0] = procStat([14, 15, 16, 17], pid)
+  return [(utime + stime) * TICK_MS, (cutime + cstime) * TICK_MS]
 }
 
 function rssMb(pid: number): number {

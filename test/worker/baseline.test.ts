@@ -111,6 +111,19 @@ describe('captureBaseline', () => {
     expect(Object.keys(tree)).toEqual(['.gitmodules', 'a.txt', 'new/u.txt', 'renamed.txt', 'sub'])
   })
 
+  // Against an empty index git writes only `1` and `?` records; another kind would be a git that reads
+  // the index otherwise, and a baseline built past it would miss its paths. (A git that lies, the one
+  // way to see it: a real one never writes it here.)
+  it('fails rather than skip a status record it does not read', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    const renamed = Buffer.from('2 R. N... 100644 100644 100644 0 0 R100 b.txt\0a.txt\0')
+    const lying: typeof safeGit = async (cwd, args, call) =>
+      args[0] === 'status'
+        ? { exitCode: 0, stdout: renamed.toString(), stdoutBytes: renamed, stderr: '' }
+        : safeGit(cwd, args, call)
+    await expect(captureBaseline(dir, lying)).rejects.toThrow(/a record the baseline does not read/)
+  })
+
   // File names are bytes: a name that is not valid UTF-8 is neither dropped nor read at another name.
   it('records names that are not valid UTF-8 byte for byte, tracked, modified and untracked', async () => {
     const dir = await repo({ 'a.txt': 'a\n' })
