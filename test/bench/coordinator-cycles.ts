@@ -50,11 +50,12 @@ interface CycleOptions {
   rounds: number
 }
 
-export async function runCycleBench(opts: CycleOptions): Promise<void> {
+// Registers the definition, warms up for 2 s (JIT, pools, plan caches: not counted), then runs
+// `rounds` windows of cycles with CPU samples around each.
+export async function measureCycles(opts: CycleOptions) {
   const call = caller(opts.url, opts.tokens)
   await call('orchestrator', 'POST', '/v1/subagents', definition)
   const timings: Record<Step, number[]> = { create: [], claim: [], report: [], complete: [] }
-  // A short warm-up (JIT, connection pools, plan caches) that is not counted.
   await runWorkers(call, opts.workers, performance.now() + 2000, {
     create: [],
     claim: [],
@@ -66,6 +67,11 @@ export async function runCycleBench(opts: CycleOptions): Promise<void> {
   const cycles = await measureWindows(opts.rounds, sample, () =>
     runWorkers(call, opts.workers, performance.now() + windowMs, timings),
   )
+  return { cycles, timings, sample, windowMs }
+}
+
+export async function runCycleBench(opts: CycleOptions): Promise<void> {
+  const { cycles, timings, sample, windowMs } = await measureCycles(opts)
   const floor = await measureWindows(3, sample, () => healthzRate(opts.url, opts.workers, 1000))
   console.log(
     `\n## full cycles, ${opts.workers} concurrent HTTP workers, ${opts.rounds} windows of ${(windowMs / 1000).toFixed(1)} s`,

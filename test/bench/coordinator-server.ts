@@ -12,14 +12,18 @@ export interface SpawnedCoordinator {
   stop(): Promise<void>
 }
 
-export function spawnCoordinator(databaseUrl: string, bootstrapTokens: string): Promise<SpawnedCoordinator> {
+export function spawnCoordinator(
+  databaseUrl: string,
+  bootstrapTokens: string,
+  bin = BIN,
+): Promise<SpawnedCoordinator> {
   // BENCH_CPU_PROF=<dir>: the coordinator writes a V8 CPU profile there when it exits.
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
     : []
   const child = spawn(
     process.execPath,
-    [...profile, BIN, 'coordinator', '--port', '0', '--host', '127.0.0.1', '--database-url', databaseUrl],
+    [...profile, bin, 'coordinator', '--port', '0', '--host', '127.0.0.1', '--database-url', databaseUrl],
     {
       env: { ...process.env, PREFLIGHT_BOOTSTRAP_TOKENS: bootstrapTokens },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -9,9 +9,11 @@
 // is dropped afterwards. BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
 // the other switches (cycles only, CPU windows, profiling) are in docs/benchmarks.md.
 import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
 import postgres from 'postgres'
 import type { Role } from '../../src/contract/index.js'
 import { connectPostgres } from '../../src/coordinator/db/client.js'
+import { runBaselineComparison } from './coordinator-baseline.js'
 import { runClaimBench } from './coordinator-claims.js'
 import { caller, runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
@@ -39,6 +41,23 @@ const tokens: Record<Role, string> = {
 }
 
 async function main() {
+  const { values: args } = parseArgs({ options: { baseline: { type: 'string' }, gate: { type: 'string' } } })
+  if (args.baseline !== undefined) {
+    const gate = args.gate === undefined ? undefined : Number(args.gate)
+    if (gate !== undefined && !(gate > 0)) throw new Error(`--gate ${args.gate}: not a ratio above 0`)
+    const held = await runBaselineComparison({
+      ref: args.baseline,
+      gate,
+      pairs: Number(process.env.BENCH_BASELINE_PAIRS ?? 4),
+      seconds: Number(process.env.BENCH_BASELINE_SECONDS ?? 8),
+      rounds: 4,
+      server: SERVER,
+      tokens,
+    })
+    if (!held) process.exitCode = 1
+    return
+  }
+  if (args.gate !== undefined) throw new Error('--gate needs --baseline REF')
   const name = `preflight_bench_${randomBytes(4).toString('hex')}`
   const admin = postgres(SERVER, { max: 1, onnotice: () => {} })
   await admin.unsafe(`create database ${name}`)
