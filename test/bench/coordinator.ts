@@ -48,8 +48,8 @@ async function main() {
     const held = await runBaselineComparison({
       ref: args.baseline,
       gate,
-      pairs: Number(process.env.BENCH_BASELINE_PAIRS ?? 4),
-      seconds: Number(process.env.BENCH_BASELINE_SECONDS ?? 8),
+      pairs: Number(process.env.BENCH_BASELINE_PAIRS ?? 6),
+      seconds: Number(process.env.BENCH_BASELINE_SECONDS ?? 6),
       rounds: 4,
       server: SERVER,
       tokens,

@@ -30,6 +30,8 @@ const HELD_ELSEWHERE: Record<string, string> = {
   'docs/operations.md: # as root on Debian or Ubuntu, with no engine running: one is started for the run (socket':
     'the container tests themselves, run by .ci/run',
   'docs/mutation.md: npm run test:mutation': 'run by .ci/run',
+  'docs/benchmarks.md: npm run bench:coordinator -- --baseline REF [--gate RATIO]':
+    'a synopsis: .ci/run runs it against .ci/bench-baseline with --gate',
   'docs/worker.md: preflight worker --coordinator URL':
     'a synopsis: its flags are checked against the worker below',
   "docs/worker.md: preflight worker … --repo-allow 'https://github.com/acme/*' --repo-allow 'git@github.com:acme/*'":

@@ -34,7 +34,7 @@ export async function insertDispatch(
                  ${req.idempotencyKey ?? null}, ${opts.maxAttempts}, ${req.priority ?? 0}::int, ${jsonb(req.metadata)},
                  ${deadlineOf(req)}
           FROM sv
-          ON CONFLICT (idempotency_key) DO NOTHING
+          ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
           RETURNING id, status
         ), ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step) SELECT id, 0, 'created' FROM ins

@@ -37,7 +37,8 @@ export const dispatches = pgTable('dispatches', {
   status: text('status', { enum: DISPATCH_STATUSES }).notNull().default('queued'),
   attempt: integer('attempt').notNull().default(0),
   maxAttempts: integer('max_attempts').notNull().default(3),
-  idempotencyKey: text('idempotency_key').unique(),
+  // unique where set (dispatches_idempotency, a partial index)
+  idempotencyKey: text('idempotency_key'),
   leaseOwner: text('lease_owner'),
   leaseToken: text('lease_token'),
   leaseExpiresAt: ts('lease_expires_at'),
