@@ -5,6 +5,7 @@ import {
   type ClientOptions,
   createClient,
   type DispatchFence,
+  ErrorCode,
   LeaseLostError,
   type RetryAbout,
 } from '../src/client/index.js'
@@ -29,11 +30,11 @@ export { ApiError as RefusedError }
 export class CancelledError extends LeaseLostError {
   override name = 'CancelledError'
   constructor(said: string, what = '') {
-    super(said, 'cancelled', what)
+    super(said, ErrorCode.Cancelled, what)
   }
 }
 export const isCancelled = (err: unknown): boolean =>
-  err instanceof LeaseLostError && err.code === 'cancelled'
+  err instanceof LeaseLostError && err.code === ErrorCode.Cancelled
 
 export type ApiOptions = Pick<ClientOptions, 'url' | 'token' | 'onRetry'> & {
   retry?: Exclude<ClientOptions['retry'], false>

@@ -1,6 +1,6 @@
 // Calls to the coordinator's API for the operators' commands, on preflight/client (one try each): the
 // error envelope turned into one line (a 400 is the flags' fault: a UsageError, exit 2).
-import { ApiError, type Client, createClient, NetworkError } from '../client/index.js'
+import { ApiError, type Client, createClient, HTTP_ERROR, NetworkError } from '../client/index.js'
 import { UsageError } from './errors.js'
 
 export interface Api {
@@ -41,7 +41,7 @@ export async function withClient<T>(api: Api, use: (client: Client) => Promise<T
     if (err instanceof NetworkError)
       throw new Error(`cannot reach the coordinator at ${api.base.origin}: ${err.why}`)
     if (!(err instanceof ApiError)) throw err
-    const envelope = err.code !== 'http-error'
+    const envelope = err.code !== HTTP_ERROR
     const said = envelope ? `${err.code}: ${err.said}` : `HTTP ${err.status}`
     // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
     if (err.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)

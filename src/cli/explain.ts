@@ -1,9 +1,10 @@
 // `preflight explain REASON` — what a reason code (or a dispatch status) means and what to look at,
 // from the entries docs/troubleshooting.md is checked against. An unknown code is exit 2, one line
 // naming the codes nearest to it.
+
+import { type Entry, TROUBLESHOOTING } from '../contract/troubleshooting.js'
 import { UsageError } from './errors.js'
 import { nearest } from './nearest.js'
-import { type Entry, TROUBLESHOOTING } from './troubleshooting.js'
 
 const WIDTH = 100
 

@@ -2,6 +2,7 @@
 // over the contract's types. Bearer token, the error envelope as ApiError, and retries with backoff for
 // the calls that may be sent again (network errors, 5xx and 429 only, within a time budget).
 
+import { ErrorCode } from '../contract/errors.js'
 import { isFinal } from '../contract/final.js'
 import type {
   CancelRequest,
@@ -77,13 +78,20 @@ export interface CallOptions {
   about?: RetryAbout
 }
 
-// The coordinator answered with an error: its status, the envelope's stable code ('http-error' when
-// the answer had none) and message (`said`). The error's message is `METHOD /path: status said`.
+export { ErrorCode }
+
+// The code of an error answer that carried no envelope.
+export const HTTP_ERROR = 'http-error'
+// One of the contract's codes; a newer coordinator may send one this client does not know yet.
+export type ApiErrorCode = ErrorCode | typeof HTTP_ERROR | (string & {})
+
+// The coordinator answered with an error: its status, the envelope's stable code (HTTP_ERROR when the
+// answer had none) and message (`said`). The error's message is `METHOD /path: status said`.
 export class ApiError extends Error {
   override name = 'ApiError'
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ApiErrorCode,
     readonly said: string,
     readonly details?: unknown,
     what = '',
@@ -95,7 +103,7 @@ export class ApiError extends Error {
 // A fenced write answered 409: another attempt holds the dispatch now.
 export class LeaseLostError extends ApiError {
   override name = 'LeaseLostError'
-  constructor(said: string, code = 'lease-lost', what = '') {
+  constructor(said: string, code: ApiErrorCode = ErrorCode.LeaseLost, what = '') {
     super(409, code, said, undefined, what)
   }
 }
@@ -157,7 +165,7 @@ export function createClient(opts: ClientOptions) {
     const error = (json as ErrorBody | undefined)?.error
     throw new ApiError(
       res.status,
-      error?.code ?? 'http-error',
+      error?.code ?? HTTP_ERROR,
       error?.message ?? text.slice(0, 200),
       (error as { details?: unknown } | undefined)?.details,
       what,

@@ -1,6 +1,7 @@
 // HTTP wire shapes of the coordinator (docs/http-api.md: requests, errors, limits): requests are strict, responses exact.
 import { z } from 'zod'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
+import { ERROR_CODES } from './errors.js'
 import { FreeJsonObject } from './json.js'
 import { REPO_SECRET_MESSAGE, repoHasSecret } from './repo-url.js'
 import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
@@ -46,7 +47,7 @@ export const Label = z
 export const Labels = z.array(Label).max(32)
 
 export const ErrorEnvelope = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.unknown().optional() }),
 })
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>
 // An error body as a client reads it, before trusting any field of it.

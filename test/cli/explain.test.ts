@@ -4,7 +4,7 @@ import { execa } from 'execa'
 import { describe, expect, it } from 'vitest'
 import { formatEntry } from '../../src/cli/explain.js'
 import { nearest } from '../../src/cli/nearest.js'
-import { TROUBLESHOOTING } from '../../src/cli/troubleshooting.js'
+import { TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
 import { runCli } from '../support/cli.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))

@@ -1,19 +1,8 @@
 // Refusals of the dispatch decisions: a stable code, a message for people, the details a client acts on.
 // They say nothing of HTTP: http/errors.ts gives each code its status in the app's one onError.
-import type { DispatchStatus } from '../../contract/index.js'
+import { DispatchCode, type DispatchStatus } from '../../contract/index.js'
 
-export const DispatchCode = {
-  NotFound: 'not-found',
-  LeaseLost: 'lease-lost',
-  InvalidState: 'invalid-state',
-  ReportConflict: 'report-conflict',
-  CompletionConflict: 'completion-conflict',
-  IdempotencyConflict: 'idempotency-conflict',
-  UnknownSubagent: 'unknown-subagent',
-  EventLimit: 'event-limit',
-  Cancelled: 'cancelled',
-} as const
-export type DispatchCode = (typeof DispatchCode)[keyof typeof DispatchCode]
+export { DispatchCode }
 
 export class DispatchError extends Error {
   override name = 'DispatchError'

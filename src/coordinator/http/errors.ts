@@ -1,27 +1,9 @@
 // ApiError: a failure with an HTTP status and a stable code, rendered by the app's one onError; the
 // status of each refusal the dispatch decisions make (dispatch/errors.ts).
-import { DispatchCode, type DispatchError } from '../dispatch/errors.js'
+import { type DispatchCode, ErrorCode } from '../../contract/index.js'
+import type { DispatchError } from '../dispatch/errors.js'
 
-// every code an answer may carry: the dispatch decisions' own, and those of requests and of the service
-export const ErrorCode = {
-  ...DispatchCode,
-  InvalidRequest: 'invalid-request',
-  InvalidCursor: 'invalid-cursor',
-  InvalidMetadata: 'invalid-metadata',
-  MalformedJson: 'malformed-json',
-  InvalidValue: 'invalid-value',
-  Unauthorized: 'unauthorized',
-  Forbidden: 'forbidden',
-  Conflict: 'conflict',
-  TooManyWebhooks: 'too-many-webhooks',
-  PayloadTooLarge: 'payload-too-large',
-  RateLimited: 'rate-limited',
-  ConcurrencyLimit: 'concurrency-limit',
-  Timeout: 'timeout',
-  Unavailable: 'unavailable',
-  Internal: 'internal',
-} as const
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
+export { ErrorCode }
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 503
 

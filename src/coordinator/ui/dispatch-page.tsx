@@ -1,7 +1,7 @@
 // One dispatch: what it ran, its event timeline, each requirement with the facts the worker saw,
 // the setup output tail and the completion.
 import type { CheckResult, DispatchEvent, DispatchView } from '../../contract/index.js'
-import { Page, Status } from './layout.js'
+import { Code, Page, Reason, Status } from './layout.js'
 
 export function DispatchPage({ d }: { d: DispatchView }) {
   const ws = d.workspace
@@ -54,7 +54,7 @@ function Preflight({ p }: { p: NonNullable<DispatchView['preflight']> }) {
       <h2 id="preflight">
         Preflight: <Status status={p.outcome} /> ({p.decision})
       </h2>
-      {p.reason && <p>Reason: {p.reason}</p>}
+      {p.reason && <Reason code={p.reason} />}
       <table>
         <caption class="note">Requirements, those not met first (attempt {p.attempt})</caption>
         <thead>
@@ -88,7 +88,7 @@ function Requirement({ r }: { r: CheckResult }) {
       <td>
         <Status status={r.status} />
       </td>
-      <td>{r.reason ?? ''}</td>
+      <td>{r.reason ? <Code code={r.reason} /> : ''}</td>
       <td>
         <Facts value={r.observed} />
       </td>
@@ -138,7 +138,7 @@ function SetupTail({ d }: { d: DispatchView }) {
   return (
     <section aria-labelledby="setup">
       <h2 id="setup">Setup output</h2>
-      {d.completion?.reason && <p>Reason: {d.completion.reason}</p>}
+      {d.completion?.reason && <Reason code={d.completion.reason} />}
       <pre>{detail}</pre>
     </section>
   )
@@ -156,7 +156,9 @@ function CompletionFacts({ c }: { c: NonNullable<DispatchView['completion']> }) 
         {c.reason && (
           <>
             <dt>reason</dt>
-            <dd>{c.reason}</dd>
+            <dd>
+              <Code code={c.reason} />
+            </dd>
           </>
         )}
         {c.exitCode !== undefined && (

@@ -1,6 +1,6 @@
 // Every dispatch that did not succeed, newest first, with the list API's filters and why each ended.
 import type { DispatchItem } from '../../contract/index.js'
-import { ErrorBox, Page, Status } from './layout.js'
+import { Code, ErrorBox, Page, Status } from './layout.js'
 
 export const FAILED = ['failed', 'setup_failed', 'preflight_failed', 'expired'] as const
 
@@ -101,7 +101,7 @@ function Why({ d }: { d: DispatchItem }) {
   if (d.setup)
     return (
       <>
-        setup: {d.setup.reason}
+        setup: <Code code={d.setup.reason} />
         {d.setup.exitCode !== undefined ? ` (exit ${d.setup.exitCode})` : ''}
         {d.setup.outputTail ? <pre>{d.setup.outputTail.split('\n').slice(-3).join('\n')}</pre> : null}
       </>
@@ -112,7 +112,12 @@ function Why({ d }: { d: DispatchItem }) {
         {d.preflight.failed.map((r) => (
           <li>
             {r.kind} <code>{r.requirement}</code>: {r.status}
-            {r.reason ? ` (${r.reason})` : ''}
+            {r.reason && (
+              <>
+                {' ('}
+                <Code code={r.reason} />)
+              </>
+            )}
           </li>
         ))}
         {d.preflight.failedCount > d.preflight.failed.length && (

@@ -1,5 +1,6 @@
 // The operator page's frame: one header with the sections and sign-out, one main landmark.
 import type { Child } from 'hono/jsx'
+import { TROUBLESHOOTING } from '../../contract/index.js'
 
 export type Section = 'failures' | 'drift'
 
@@ -57,6 +58,26 @@ export function Status({ status }: { status: string }) {
 }
 
 const BAD = new Set(['failed', 'setup_failed', 'preflight_failed', 'expired', 'unmet', 'error'])
+
+// A reason code, with what it means on hover: the entry `preflight explain CODE` prints.
+export function Code({ code }: { code: string }) {
+  const entry = TROUBLESHOOTING[code]
+  return entry ? <abbr title={entry.means}>{code}</abbr> : code
+}
+
+// A reason code with what it means and what to look at, written out (the page of one dispatch).
+export function Reason({ code }: { code: string }) {
+  const entry = TROUBLESHOOTING[code]
+  return (
+    <div class="reason">
+      <p>
+        Reason: <code>{code}</code>
+        {entry && ` — ${entry.means}`}
+      </p>
+      {entry?.lookAt && <p class="note">Look at: {entry.lookAt}</p>}
+    </div>
+  )
+}
 
 export function ErrorBox({ message }: { message: string }) {
   return (

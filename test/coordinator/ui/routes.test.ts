@@ -215,7 +215,9 @@ describe('the dispatch page', () => {
     const rows = res.text.slice(res.text.indexOf('<tbody>'))
     expect(rows.indexOf('<code>node</code>')).toBeLessThan(rows.indexOf('<code>git</code>'))
     expect(res.text).toContain('<code>/opt/tools/bin</code>')
-    expect(res.text).toContain('not-found')
+    // the code, with what `preflight explain not-found` says it means on hover
+    expect(res.text).toContain('<abbr title="No executable regular file of that name on the agent')
+    expect(res.text).toContain('>not-found</abbr>')
   })
 
   it('shows why setup failed with its output tail', async () => {
@@ -231,6 +233,11 @@ describe('the dispatch page', () => {
     expect(res.text).toContain('setup_failed')
     // escaped, never markup
     expect(res.text).toContain('npm ERR! &lt;missing&gt; &amp; gone')
+    // the reason written out: what it means and what to look at, as `preflight explain setup-exit`
+    expect(res.text).toContain(
+      'Reason: <code>setup-exit</code> — `workspace.setup` (or `preflight-setup.sh`) exited non-zero.',
+    )
+    expect(res.text).toContain('Look at: The output tail.')
   })
 
   it.each(['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '%27%3B--'])(
@@ -265,8 +272,8 @@ describe('the failures page', () => {
     const res = await send('/ui/failures?subagent=ui-failing', { cookie })
     expect(res.status).toBe(200)
     expect(res.text.indexOf(unmet.slice(0, 8))).toBeLessThan(res.text.indexOf(setupFailed.slice(0, 8)))
-    expect(res.text).toContain('setup: setup-exit')
-    expect(res.text).toContain('exec <code>node</code>: unmet (not-found)')
+    expect(res.text).toMatch(/setup: <abbr title="[^"]+">setup-exit<\/abbr>/)
+    expect(res.text).toMatch(/exec <code>node<\/code>: unmet \(<abbr title="[^"]+">not-found<\/abbr>\)/)
     expect(res.text).toContain(`href="/ui/dispatches/${unmet}"`)
     const other = await send('/ui/failures?subagent=someone-else', { cookie })
     expect(other.text).not.toContain(unmet.slice(0, 8))

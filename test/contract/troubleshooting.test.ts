@@ -1,9 +1,9 @@
 // docs/troubleshooting.md and `preflight explain` say the same: each row of the doc's tables is an entry
-// of src/cli/troubleshooting.ts, word for word, and every code of the contract has one.
+// of src/contract/troubleshooting.ts, word for word, and every code of the contract has one.
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { type Seen, TROUBLESHOOTING } from '../../src/cli/troubleshooting.js'
 import { DISPATCH_STATUSES, ExpiryReason, Reason, SetupReason } from '../../src/contract/index.js'
+import { type Seen, TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
 
 const DOC = readFileSync(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8')
 

@@ -1,7 +1,8 @@
 // What each code a dispatch can fail with means, and what to look at: the one source of
-// `preflight explain` and of the tables of docs/troubleshooting.md (test/cli/troubleshooting.test.ts
+// `preflight explain`, of the operator page and of the tables of docs/troubleshooting.md (test/contract/troubleshooting.test.ts
 // holds the two to each other). Every reason code of the contract has its entry, or this fails to compile.
-import type { DispatchStatus, ExpiryReason, Reason, SetupReason } from '../contract/index.js'
+import type { DispatchStatus } from './api.js'
+import type { ExpiryReason, Reason, SetupReason } from './reasons.js'
 
 // Where a code is seen: a result that is `unmet` or `error`, a setup_failed completion's reason, the fault
 // of an expired dispatch, or a dispatch's status.
