@@ -1,7 +1,14 @@
 // The lifecycle steps of one dispatch; each posts its event before it acts. The order lives in lifecycle.ts.
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type Baseline, ExpiryReason, type PreflightReport, SetupReason } from '../src/contract/index.js'
+import {
+  type Baseline,
+  ExpiryReason,
+  FAULT_TEXT_CHARS,
+  MAX_DETAIL_CHARS,
+  type PreflightReport,
+  SetupReason,
+} from '../src/contract/index.js'
 import { runAgent } from './agent.js'
 import { captureBaseline } from './baseline.js'
 import { verify as verifyRequirements } from './checks/index.js'
@@ -232,7 +239,7 @@ export async function cancelled(job: Job<Fenced>): Promise<Ending> {
   const had = {
     ...exit,
     ...(base ? { baseline: base } : {}),
-    ...(tail ? { detail: tail.slice(-MAX_DETAIL) } : {}),
+    ...(tail ? { detail: tail.slice(-MAX_DETAIL_CHARS) } : {}),
     ...outputDropped(job),
   }
   const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
@@ -246,14 +253,11 @@ export async function cancelled(job: Job<Fenced>): Promise<Ending> {
   return 'cancelled'
 }
 
-// the completion's detail is bounded by the contract (65,536 characters)
-const MAX_DETAIL = 65_536
-
 // Best effort and bounded (config.faultPostMs): a fault is already the end of this attempt.
 export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
   try {
-    await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, 2_000) }, bounded)
+    await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, FAULT_TEXT_CHARS) }, bounded)
   } catch {
     // the worker log has it
   }

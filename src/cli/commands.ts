@@ -2,6 +2,7 @@
 // codes (main.ts turns them into the parser and the --help pages), and how to run it. A command's
 // module is imported only when that command runs, so `preflight --version` or `--help` loads none,
 // and `check` loads only the checks. Adding a flag: one line in `flags`, then read it in the module.
+import { defaultConfig } from '../../worker/config.js'
 
 // A flag: with `arg`, it takes a value (`many`: may repeat, collected in order); without, it is a switch.
 export interface Flag {
@@ -145,18 +146,24 @@ export const WORKER_FLAGS = {
   'agent-uid': { arg: 'UID', help: 'run setup and agents as UID+slot (needs root or CAP_SETUID)' },
   label: { arg: 'LABEL', many: true, help: 'a label dispatches may ask for (repeatable)' },
   workdir: { arg: 'DIR', help: 'where workspaces are made (else PREFLIGHT_WORKDIR, else a temp dir)' },
-  concurrency: { arg: 'N', help: 'dispatches run at once, 1 to 256' },
+  concurrency: { arg: 'N', help: `dispatches run at once, 1 to 256 (default ${defaultConfig.concurrency})` },
   'pass-env': { arg: 'NAME', many: true, help: 'pass this variable to setup and agents (repeatable)' },
   'workspace-root': { arg: 'DIR', many: true, help: 'a directory local workspaces may be in' },
   'keep-failed': { help: 'keep the workspace of a dispatch that failed' },
   'allow-local-repos': { help: 'accept repositories given as local paths' },
   'worker-id': { arg: 'ID', help: 'this worker’s name (default host-pid)' },
-  'grace-ms': { arg: 'N', help: 'how long a stop waits for running dispatches' },
-  'wait-ms': { arg: 'N', help: 'long-poll wait of a claim' },
-  'setup-timeout-ms': { arg: 'N', help: 'bound of a setup script' },
-  'check-timeout-ms': { arg: 'N', help: 'bound of each check' },
-  'clone-timeout-ms': { arg: 'N', help: 'bound of a clone' },
-  'agent-timeout-ms': { arg: 'N', help: 'bound of an agent' },
+  'grace-ms': {
+    arg: 'N',
+    help: `how long a stop waits for running dispatches (default ${defaultConfig.graceMs})`,
+  },
+  'wait-ms': { arg: 'N', help: `long-poll wait of a claim (default ${defaultConfig.waitMs})` },
+  'setup-timeout-ms': { arg: 'N', help: `bound of a setup script (default ${defaultConfig.setupTimeoutMs})` },
+  'check-timeout-ms': { arg: 'N', help: `bound of each check (default ${defaultConfig.checkTimeoutMs})` },
+  'clone-timeout-ms': { arg: 'N', help: `bound of a clone (default ${defaultConfig.cloneTimeoutMs})` },
+  'agent-timeout-ms': {
+    arg: 'N',
+    help: 'bound of an agent (default: none; its lease is renewed while it runs)',
+  },
   'max-dispatches': { arg: 'N', help: 'stop after this many dispatches' },
   'repo-allow': { arg: 'PATTERN', many: true, help: 'repositories that may be cloned (repeatable)' },
   'git-credentials': { arg: 'FILE', help: 'git credential store for clones' },

@@ -10,6 +10,7 @@ import {
   type DispatchView,
   type EndingsPage,
   EndingsQuery,
+  FAILURE_STATUSES,
   FINAL_STATUSES,
   MAX_PAGE,
   METADATA_PARAM,
@@ -29,7 +30,6 @@ import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
 import { UsageError } from './errors.js'
 
 // What watch follows when no --status is given: the dispatches that failed.
-export const FAILURES = ['setup_failed', 'preflight_failed', 'failed', 'expired'] as const
 
 type ApiFlags = Values<typeof API_FLAGS>
 
@@ -147,7 +147,7 @@ export async function cancel(values: Values<typeof CANCEL_FLAGS>, idText: string
 // --count of them. A coordinator that is away (unreachable, 503) is asked again every second.
 export async function watch(values: Values<typeof WATCH_FLAGS>): Promise<number> {
   const format = formatOf(values.format)
-  const query = queryOf({ ...values, status: values.status ?? [...FAILURES] }, EndingsQuery)
+  const query = queryOf({ ...values, status: values.status ?? [...FAILURE_STATUSES] }, EndingsQuery)
   const api = apiOf(values)
   const count = intFlag(values.count, 'count', 1, 10_000_000)
   const stop = new AbortController()

@@ -1,5 +1,6 @@
 // HTTP wire shapes of the coordinator (docs/http-api.md: requests, errors, limits): requests are strict, responses exact.
 import { z } from 'zod'
+import { MAX_DETAIL_CHARS } from './bounds.js'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { ERROR_CODES } from './errors.js'
 import { FreeJsonObject } from './json.js'
@@ -304,7 +305,7 @@ export const CompleteRequest = z
     durationMs: z.number().nonnegative().optional(),
     status: z.enum(['setup_failed', 'cancelled']).optional(),
     reason: Code.optional(),
-    detail: z.string().max(65_536).optional(),
+    detail: z.string().max(MAX_DETAIL_CHARS).optional(),
     outputDropped: z.number().int().min(0).optional(),
   })
   .superRefine((body, ctx) => {

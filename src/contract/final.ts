@@ -11,4 +11,12 @@ export const FINAL_STATUSES: ReadonlySet<DispatchStatus> = new Set([
   'cancelled',
 ])
 
+// The statuses a dispatch fails in, in the order of its life: what the failure listings show.
+export const FAILURE_STATUSES = [
+  'setup_failed',
+  'preflight_failed',
+  'failed',
+  'expired',
+] as const satisfies readonly DispatchStatus[]
+
 export const isFinal = (status: string): boolean => FINAL_STATUSES.has(status as DispatchStatus)

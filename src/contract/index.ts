@@ -1,5 +1,6 @@
 // The one source of shapes shared by the coordinator, the worker and the CLI.
 export * from './api.js'
+export * from './bounds.js'
 export * from './definition.js'
 export * from './dispatches.js'
 export * from './errors.js'

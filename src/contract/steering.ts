@@ -2,7 +2,7 @@
 // and how it waits for one: the long-poll of GET /v1/dispatches/{id} and the event stream.
 import { z } from 'zod'
 
-export { FINAL_STATUSES, isFinal } from './final.js'
+export { FAILURE_STATUSES, FINAL_STATUSES, isFinal } from './final.js'
 
 // Claims take the highest priority first; see docs/dispatches.md for the bound on waiting.
 export const PRIORITY_MIN = -100

@@ -1,13 +1,17 @@
 // A listed dispatch as a row and as the wire item: its state, and why it ended — the setup reason and
 // the tail of its output, the report's requirements that were not met, the last fault, the exit code.
 import { type SQL, sql } from 'drizzle-orm'
-import type { DispatchItem, DispatchStatus, Metadata } from '../../contract/index.js'
+import {
+  type DispatchItem,
+  type DispatchStatus,
+  FAULT_TEXT_CHARS,
+  type Metadata,
+} from '../../contract/index.js'
 import { iso, isoMicro, isoText } from './sql.js'
 
 // Bounds of one item: the end of a setup's output, the failed requirements named, a fault's message.
 export const OUTPUT_TAIL_CHARS = 2048
 export const FAILED_SHOWN = 20
-const FAULT_CHARS = 2000
 
 export interface ItemRow {
   id: string
@@ -43,7 +47,7 @@ const preflightOf = sql.raw(`CASE WHEN d.status = 'preflight_failed' THEN (
 
 // The newest `fault` event of an expired dispatch, whichever attempt posted it.
 const faultOf = sql.raw(`CASE WHEN d.status = 'expired' THEN (
-    SELECT jsonb_build_object('message', left(coalesce(e.detail ->> 'message', e.detail::text, ''), ${FAULT_CHARS}),
+    SELECT jsonb_build_object('message', left(coalesce(e.detail ->> 'message', e.detail::text, ''), ${FAULT_TEXT_CHARS}),
                               'attempt', e.attempt, 'at', ${isoText('e.at')})
     FROM dispatch_events e WHERE e.dispatch_id = d.id AND e.step = 'fault' ORDER BY e.id DESC LIMIT 1) END`)
 

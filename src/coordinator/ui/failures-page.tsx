@@ -1,8 +1,6 @@
 // Every dispatch that did not succeed, newest first, with the list API's filters and why each ended.
-import type { DispatchItem } from '../../contract/index.js'
+import { type DispatchItem, FAILURE_STATUSES } from '../../contract/index.js'
 import { Code, ErrorBox, Page, Status } from './layout.js'
-
-export const FAILED = ['failed', 'setup_failed', 'preflight_failed', 'expired'] as const
 
 export interface FailuresProps {
   items: DispatchItem[]
@@ -21,7 +19,7 @@ export function FailuresPage({ items, filters, error, next }: FailuresProps) {
             <option value="" selected={filters.status === ''}>
               every failure
             </option>
-            {FAILED.map((s) => (
+            {FAILURE_STATUSES.map((s) => (
               <option value={s} selected={filters.status === s}>
                 {s}
               </option>

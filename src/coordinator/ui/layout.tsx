@@ -1,6 +1,6 @@
 // The operator page's frame: one header with the sections and sign-out, one main landmark.
 import type { Child } from 'hono/jsx'
-import { TROUBLESHOOTING } from '../../contract/index.js'
+import { FAILURE_STATUSES, TROUBLESHOOTING } from '../../contract/index.js'
 
 export type Section = 'failures' | 'drift'
 
@@ -57,7 +57,7 @@ export function Status({ status }: { status: string }) {
   return <span class={`status ${tone}`}>{status}</span>
 }
 
-const BAD = new Set(['failed', 'setup_failed', 'preflight_failed', 'expired', 'unmet', 'error'])
+const BAD = new Set<string>([...FAILURE_STATUSES, 'unmet', 'error'])
 
 // A reason code, with what it means on hover: the entry `preflight explain CODE` prints.
 export function Code({ code }: { code: string }) {

@@ -8,7 +8,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { Child } from 'hono/jsx'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { z } from 'zod'
-import { DispatchesQuery, SummaryQuery } from '../../contract/index.js'
+import { DispatchesQuery, FAILURE_STATUSES, SummaryQuery } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { listDispatches } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
@@ -17,7 +17,7 @@ import { limitBody } from '../http/body-limit.js'
 import { type AppEnv, RETRY_AFTER_SECONDS, toApiError } from '../http/http.js'
 import { DispatchPage } from './dispatch-page.js'
 import { DriftPage } from './drift-page.js'
-import { FAILED, FailuresPage } from './failures-page.js'
+import { FailuresPage } from './failures-page.js'
 import { ErrorBox, Page } from './layout.js'
 import { requireSession, safeNext, signIn, signOut } from './session.js'
 import { STYLE } from './style.js'
@@ -81,9 +81,9 @@ export function uiRoutes(deps: Pick<Deps, 'db'>) {
     const query = DispatchesQuery.safeParse({
       ...withoutEmpty({ ...filters, cursor: c.req.query('cursor') }),
       // every kind of failure unless one is asked for
-      status: filters.status === '' ? [...FAILED] : filters.status,
+      status: filters.status === '' ? [...FAILURE_STATUSES] : filters.status,
     })
-    const failed = query.success && query.data.status?.every((s) => FAILED.includes(s as never))
+    const failed = query.success && query.data.status?.every((s) => FAILURE_STATUSES.includes(s as never))
     if (!query.success || !failed) {
       const error = query.success ? 'status: pick one of the failures' : problem(query.error)
       return page(c, <FailuresPage items={[]} filters={filters} error={error} />, 400)
