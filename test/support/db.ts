@@ -199,7 +199,8 @@ function migratedTemplate(server: string): Promise<string> {
 }
 
 async function buildTemplate(server: string): Promise<string> {
-  const hash = createHash('sha256')
+  // the bookkeeping too: a template migrated by another migrate() records them differently
+  const hash = createHash('sha256').update(migrate.toString())
   for (const m of readMigrations()) hash.update(`${m.name}\0${m.sql}\0`)
   const name = `preflight_template_${hash.digest('hex').slice(0, 16)}`
   const admin = postgres(server, { max: 1, onnotice: () => {} })
@@ -249,7 +250,7 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
 
 // The template directory itself (read-only: copy it), made on first use.
 export async function pgliteTemplate(): Promise<string> {
-  const hash = createHash('sha256').update(pgliteVersion())
+  const hash = createHash('sha256').update(pgliteVersion()).update(migrate.toString())
   for (const m of readMigrations()) hash.update(`${m.name}\0${m.sql}\0`)
   const template = join(CACHE, `pglite-${hash.digest('hex').slice(0, 16)}`)
   if (existsSync(template)) return template

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectPostgres, rows } from '../../../src/coordinator/db/client.js'
 import { type DispatchPageQuery, listDispatches } from '../../../src/coordinator/db/dispatch-list.js'
-import { migrate, readMigrations } from '../../../src/coordinator/db/migrate.js'
+import { MigrationMismatch, migrate, readMigrations } from '../../../src/coordinator/db/migrate.js'
 import { listReports } from '../../../src/coordinator/db/reports.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { met, seedReport, unmet } from '../routes/reports-fixtures.js'
@@ -30,6 +30,58 @@ describe('migrate', () => {
 
   it('applies nothing the second time', async () => {
     expect(await migrate(t.db)).toEqual([])
+  })
+})
+
+// Each applied migration is recorded with the sha256 of its text: a database that a newer release
+// migrated, or that applied a migration since edited, is refused before anything runs.
+describe('migrate refuses a database the code does not match', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase()
+  })
+  afterAll(() => t.drop())
+
+  const recorded = () =>
+    rows<{ name: string; checksum: string | null }>(
+      t.db.orm,
+      sql`SELECT name, checksum FROM preflight_migrations ORDER BY name`,
+    )
+
+  it('records a checksum for each migration', async () => {
+    const list = await recorded()
+    expect(list.map((r) => r.name)).toEqual(readMigrations().map((m) => m.name))
+    for (const r of list) expect(r.checksum).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  it('refuses a migration applied with other contents, and applies nothing', async () => {
+    const edited = readMigrations().map((m) =>
+      m.name === '0003_event_bounds.sql' ? { ...m, sql: `${m.sql}\n-- edited` } : m,
+    )
+    const later = { name: '9000_later.sql', sql: 'CREATE TABLE never_made (id int)' }
+    const refused = await migrate(t.db, [...edited, later]).catch((err) => err)
+    expect(refused).toBeInstanceOf(MigrationMismatch)
+    expect(refused.message).toContain('0003_event_bounds.sql with other contents')
+    const made = await rows(t.db.orm, sql`SELECT 1 FROM pg_class WHERE relname = 'never_made'`)
+    expect(made).toEqual([])
+    // line endings alone are not an edit
+    const crlf = readMigrations().map((m) => ({ ...m, sql: m.sql.replaceAll('\n', '\r\n') }))
+    expect(await migrate(t.db, crlf)).toEqual([])
+  })
+
+  it('refuses a database a newer release migrated', async () => {
+    const newer = { name: '9001_newer.sql', sql: 'SELECT 1' }
+    expect(await migrate(t.db, [...readMigrations(), newer])).toEqual(['9001_newer.sql'])
+    const refused = await migrate(t.db).catch((err) => err)
+    expect(refused).toBeInstanceOf(MigrationMismatch)
+    expect(refused.message).toContain('migrations this preflight does not have (9001_newer.sql)')
+    await t.db.orm.execute(sql`DELETE FROM preflight_migrations WHERE name = '9001_newer.sql'`)
+  })
+
+  it('takes the checksums of migrations recorded before there were any', async () => {
+    await t.db.orm.execute(sql`UPDATE preflight_migrations SET checksum = NULL`)
+    expect(await migrate(t.db)).toEqual([])
+    for (const r of await recorded()) expect(r.checksum).toMatch(/^[0-9a-f]{64}$/)
   })
 })
 
