@@ -76,4 +76,12 @@ describe('import graph', () => {
       .map(show)
     expect(wrong).toEqual([])
   })
+
+  // http/ is the transport every route uses (errors, auth, limits, metrics); the routes sit on it.
+  it('keeps src/coordinator/http/ free of src/coordinator/routes/', () => {
+    const wrong = imports
+      .filter((i) => under(i.file, 'src/coordinator/http') && under(i.target, 'src/coordinator/routes'))
+      .map(show)
+    expect(wrong).toEqual([])
+  })
 })

@@ -13,6 +13,7 @@ import { describeApi } from './http/openapi.js'
 import { dispatchRoutes, ENDINGS_PATH } from './routes/dispatches.js'
 import { docsRoutes } from './routes/docs.js'
 import { healthRoutes } from './routes/health.js'
+import { metricsRoutes } from './routes/metrics.js'
 import { reportRoutes } from './routes/reports.js'
 import { subagentRoutes } from './routes/subagents.js'
 import { tokenRoutes } from './routes/tokens.js'
@@ -63,7 +64,7 @@ export function createApp(input: AppDeps) {
     .route('/', reportRoutes(deps))
     .route('/', tokenRoutes(deps))
     .route('/', webhookRoutes(deps))
-    .route('/', deps.metrics.routes)
+    .route('/', metricsRoutes(deps.metrics))
   app.route('/', uiRoutes(deps))
   app.route('/', docsRoutes())
   app.doc31('/openapi.json', document)

@@ -2,8 +2,6 @@
 // and HTTP latency; served as text at GET /metrics, open or behind PREFLIGHT_METRICS_TOKEN (src/coordinator/http/auth.ts).
 // Scrapes cost the database and the event loop little, however many come (src/coordinator/http/scrape-limits.ts).
 import { readFileSync } from 'node:fs'
-import { createRoute, z } from '@hono/zod-openapi'
-import { sql } from 'drizzle-orm'
 import type { MiddlewareHandler } from 'hono'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import {
@@ -14,9 +12,9 @@ import {
   Reason,
   SetupReason,
 } from '../../contract/index.js'
-import { type Orm, rows } from '../db/client.js'
-import { ApiError, ErrorCode } from './errors.js'
-import { createRouter, errorResponse, routeOf } from './http.js'
+import type { Orm } from '../db/client.js'
+import { countByStatus } from '../db/status-counts.js'
+import { routeOf } from './http.js'
 import { paced, reusedFor } from './scrape-limits.js'
 
 // The package's version, from src/coordinator/http or dist/src/coordinator/http.
@@ -34,7 +32,9 @@ export interface Metrics {
   registry: Registry
   // Times every request by method, route pattern (never the raw path: ids would explode the series) and status.
   middleware: MiddlewareHandler
-  routes: ReturnType<typeof metricsRoutes>
+  // The exposition, rebuilt at most every cacheMs; a scrape's turn (false: over maxWaitMs away).
+  exposition(): Promise<string>
+  turn(): Promise<boolean>
   observeClaimWait(ms: number): void
   recordReport(subagent: string, report: { outcome: Outcome; results: readonly CheckResult[] }): void
   // A dispatch this coordinator ended (a completion, an aborting report, a cancel, the sweep), once.
@@ -116,11 +116,8 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
         end({ route: routeOf(c), status: String(c.res.status) })
       }
     },
-    routes: metricsRoutes(
-      registry,
-      reusedFor(opts.cacheMs ?? DEFAULT_CACHE_MS, () => registry.metrics()),
-      paced(opts.perSecond ?? DEFAULT_PER_SECOND, opts.maxWaitMs),
-    ),
+    exposition: reusedFor(opts.cacheMs ?? DEFAULT_CACHE_MS, () => registry.metrics()),
+    turn: paced(opts.perSecond ?? DEFAULT_PER_SECOND, opts.maxWaitMs),
     observeClaimWait: (ms) => claimWait.observe(ms / 1000),
     recordEnded: (status, reason) => ended.inc({ status, reason: endReasonLabel(reason) }),
     recordLapsed(requeued, expired) {
@@ -155,17 +152,11 @@ const endReasonLabel = (reason: string | undefined) =>
 
 // Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
 // Counted in the database (when the exposition is rebuilt), so the figures are right whichever
-// coordinator replica changed the rows. One statement per rebuild for both gauges: a count(*) over all
-// dispatches (0.1-0.3 s at a million rows) with each status's oldest row.
+// coordinator replica changed the rows: one statement per rebuild for both gauges.
 function dispatchGauges(db: Orm, registry: Registry) {
   let inflight: Promise<Map<string, { n: number; oldest: number }> | undefined> | undefined
   const counts = () =>
-    (inflight ??= rows<{ status: string; n: number; oldest: number }>(
-      db,
-      sql`select status, count(*)::int as n, extract(epoch from now() - min(created_at))::float8 as oldest
-          from dispatches group by status`,
-    )
-      .then((found) => new Map(found.map((r) => [r.status, { n: Number(r.n), oldest: Number(r.oldest) }])))
+    (inflight ??= countByStatus(db)
       // A database that does not answer leaves the gauges empty rather than failing the whole scrape.
       .catch(() => undefined)
       .finally(() => {
@@ -192,31 +183,5 @@ function dispatchGauges(db: Orm, registry: Registry) {
       this.reset()
       if (byStatus) this.set(byStatus.get('queued')?.oldest ?? 0)
     },
-  })
-}
-
-const metricsRoute = createRoute({
-  method: 'get',
-  path: '/metrics',
-  tags: ['health'],
-  operationId: 'getMetrics',
-  summary: 'Prometheus text exposition (no token, or PREFLIGHT_METRICS_TOKEN when it is set)',
-  responses: {
-    200: { description: 'metrics', content: { 'text/plain': { schema: z.string() } } },
-    401: errorResponse('PREFLIGHT_METRICS_TOKEN is set and the request does not bear it (code unauthorized)'),
-    429: errorResponse('more scrapes are waiting than 5 s of turns (code rate-limited); see Retry-After'),
-  },
-})
-
-// No token, or the metrics token when one is set. Set apart: a `{}` in the route's own type would blur
-// the app's type (every path `string`) for hono/client.
-Object.assign(metricsRoute, { security: [{}, { metrics: [] }] })
-
-function metricsRoutes(registry: Registry, exposition: () => Promise<string>, turn: () => Promise<boolean>) {
-  return createRouter().openapi(metricsRoute, async (c) => {
-    if (!(await turn())) {
-      throw new ApiError(429, ErrorCode.RateLimited, 'too many scrapes at once; try again shortly')
-    }
-    return c.text(await exposition(), 200, { 'content-type': registry.contentType })
   })
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Orm } from '../../../src/coordinator/db/client.js'
 import { createRouter, renderError } from '../../../src/coordinator/http/http.js'
 import { createMetrics, type Metrics } from '../../../src/coordinator/http/metrics.js'
+import { metricsRoutes } from '../../../src/coordinator/routes/metrics.js'
 import { tokens, useTestApp } from '../../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
@@ -19,7 +20,7 @@ beforeAll(async () => {
   app = createRouter()
   app.use('*', metrics.middleware)
   app.get('/v1/things/:id', (c) => c.json({ id: c.req.param('id') }))
-  app.route('/', metrics.routes)
+  app.route('/', metricsRoutes(metrics))
 }, 60_000)
 
 afterAll(async () => {
@@ -141,7 +142,7 @@ describe('GET /metrics under many scrapers', () => {
     return { orm, seen }
   }
   const scrapeOf = (m: Metrics) => async () => {
-    const router = createRouter().route('/', m.routes)
+    const router = createRouter().route('/', metricsRoutes(m))
     return (await router.request('/metrics')).text()
   }
 
@@ -173,7 +174,7 @@ describe('GET /metrics under many scrapers', () => {
 describe('GET /metrics paced', () => {
   it('answers at most perSecond scrapes a second, and 429 to one whose turn is too far off', async () => {
     const m = createMetrics(t.db.orm, { processMetrics: false, perSecond: 10, maxWaitMs: 150 })
-    const router = createRouter().route('/', m.routes)
+    const router = createRouter().route('/', metricsRoutes(m))
     router.onError(renderError)
     const started = performance.now()
     const replies = await Promise.all(
