@@ -5,6 +5,10 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { ApiError, ErrorCode } from './errors.js'
 import type { AppEnv } from './http.js'
 
+// Over for its handler: the client went away, or the request's deadline passed.
+export const requestGone = (c: Context<AppEnv>): AbortSignal =>
+  c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+
 export function deadline(msFor: (c: Context<AppEnv>) => number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const ms = msFor(c)

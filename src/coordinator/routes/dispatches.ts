@@ -22,6 +22,7 @@ import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { lastEventIds } from '../db/events.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
+import { requestGone } from '../http/deadline.js'
 import { notFound } from '../http/errors.js'
 import {
   type AppEnv,
@@ -137,7 +138,7 @@ export const dispatchRoutes = (deps: Deps) =>
     })
     // before {id}: "endings" is no dispatch id
     .openapi(endings, async (c) => {
-      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const gone = requestGone(c)
       const query = c.req.valid('query')
       const wait = Math.min(query.waitMs, deps.config.endingsWaitCapMs)
       return c.json(await holding(c, deps.longPolls, wait, () => endingsWithin(deps, query, wait, gone)), 200)
@@ -145,7 +146,7 @@ export const dispatchRoutes = (deps: Deps) =>
     .openapi(get, async (c) => {
       const { id } = c.req.valid('param')
       const { waitFor, timeoutMs } = c.req.valid('query')
-      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const gone = requestGone(c)
       const wait = waitFor === undefined ? 0 : Math.min(timeoutMs ?? Infinity, deps.config.dispatchWaitCapMs)
       return c.json(await holding(c, deps.longPolls, wait, () => viewWithin(deps, id, wait, gone)), 200)
     })

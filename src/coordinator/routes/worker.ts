@@ -18,6 +18,7 @@ import { completeDispatch } from '../dispatch/completions.js'
 import { appendWorkerEvent } from '../dispatch/events.js'
 import { renewLease } from '../dispatch/fence.js'
 import { storeReport } from '../dispatch/preflight.js'
+import { requestGone } from '../http/deadline.js'
 import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
 import { holding, LONG_POLLS_HELD } from '../http/per-token.js'
 
@@ -91,7 +92,7 @@ export const workerRoutes = (deps: Deps) =>
     .openapi(claim, async (c) => {
       const started = performance.now()
       // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now.
-      const gone = c.var.deadline ? AbortSignal.any([c.req.raw.signal, c.var.deadline]) : c.req.raw.signal
+      const gone = requestGone(c)
       const req = c.req.valid('json')
       const wait = Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
       const got = await holding(c, deps.longPolls, wait, () => claimWithin(deps, req, wait, gone))
