@@ -1,6 +1,7 @@
-// What each code a dispatch can fail with means, and what to look at: the one source of
-// `preflight explain`, of the operator page and of the tables of docs/troubleshooting.md (test/contract/troubleshooting.test.ts
-// holds the two to each other). Every reason code of the contract has its entry, or this fails to compile.
+// What each code a dispatch can fail with means, and what to look at: the one source of `preflight
+// explain`, of the operator page and of the tables of docs/troubleshooting.md
+// (test/contract/troubleshooting.test.ts holds the doc and this to each other). Every reason code of the
+// contract has its entry, or this fails to compile.
 import type { DispatchStatus } from './api.js'
 import type { ExpiryReason, Reason, SetupReason } from './reasons.js'
 
