@@ -77,6 +77,14 @@ describe('import graph', () => {
     expect(wrong).toEqual([])
   })
 
+  // run/ runs programs (git, setup, the agent); checks/ judges the workspace with it, never the reverse.
+  it('keeps worker/run/ free of worker/checks/', () => {
+    const wrong = imports
+      .filter((i) => under(i.file, 'worker/run') && under(i.target, 'worker/checks'))
+      .map(show)
+    expect(wrong).toEqual([])
+  })
+
   // http/ is the transport every route uses (errors, auth, limits, metrics); the routes sit on it.
   it('keeps src/coordinator/http/ free of src/coordinator/routes/', () => {
     const wrong = imports

@@ -5,7 +5,7 @@ import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'no
 import { chmod, lchown, lstat, mkdir, readdir } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { Access, mayAccess, reachable } from './checks/access.js'
-import type { AgentIdentity } from './checks/types.js'
+import type { AgentIdentity } from './run/process.js'
 import { removeAgentTrees } from './run/remove.js'
 
 export type { AgentIdentity }

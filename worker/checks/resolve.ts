@@ -60,10 +60,6 @@ export function resolveOnDirs(name: string, dirs: readonly string[], agent?: Age
   return { found: undefined, rejected }
 }
 
-export function findExecutable(name: string, dirs: readonly string[]): string | undefined {
-  return resolveOnDirs(name, dirs).found
-}
-
 // Whether `path` itself is a symlink; an error other than a miss (EIO, EACCES) is thrown, never read as "no".
 export function isSymlink(path: string): boolean {
   try {

@@ -1,6 +1,8 @@
 // Shapes shared by the evaluator and the per-kind checkers.
+
 import type { CheckResult, ContextRequires, Reason, Rejection } from '../../src/contract/index.js'
 import type { GitRunner } from '../run/job-git.js'
+import type { AgentIdentity } from '../run/process.js'
 import type { DirectoryCache } from './listing.js'
 
 // What a checker decides about one requirement; the evaluator adds kind, requirement and duration.
@@ -29,11 +31,7 @@ export interface CheckContext {
   agent?: AgentIdentity
 }
 
-// The identity setup and the agent run as: uid and gid, no supplementary groups.
-export interface AgentIdentity {
-  uid: number
-  gid: number
-}
+export type { AgentIdentity }
 
 export type Checker = (requirement: string, ctx: CheckContext) => Promise<Finding>
 

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import type { Readable } from 'node:stream'
-import { findExecutable } from '../checks/resolve.js'
+import { executableIn } from './executable.js'
 import { scratchHomeIn } from './git-home.js'
 import { isInside } from './paths.js'
 
@@ -105,7 +105,7 @@ export function findGit(path: string | undefined, avoid: readonly string[], home
   for (const dir of path.split(':')) {
     // relative to this process's cwd, which is not the agent's: never a place to trust a git from
     if (!dir.startsWith('/')) continue
-    const git = findExecutable('git', [dir])
+    const git = executableIn(dir, 'git')
     const real = git && realOrUndefined(git)
     // the real path is what runs: a link swapped after this check cannot point it elsewhere
     if (real && !roots.some((root) => isInside(real, root)))

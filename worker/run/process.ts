@@ -7,6 +7,12 @@ import { constants } from 'node:os'
 import { StringDecoder } from 'node:string_decoder'
 import { execa } from 'execa'
 
+// The identity setup and the agent run as: uid and gid, no supplementary groups.
+export interface AgentIdentity {
+  uid: number
+  gid: number
+}
+
 export interface RunOptions {
   cwd: string
   env: Record<string, string>

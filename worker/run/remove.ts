@@ -9,7 +9,7 @@
 // fs.rm fails on (ENAMETOOLONG). --one-file-system: a mount point inside is left, and the removal fails.
 import { spawnSync } from 'node:child_process'
 import { lstatSync } from 'node:fs'
-import type { AgentIdentity } from '../checks/types.js'
+import type { AgentIdentity } from './process.js'
 import { runQuietly } from './quietly.js'
 
 const CANDIDATES = ['/usr/bin/rm', '/bin/rm']

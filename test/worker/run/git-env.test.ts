@@ -10,6 +10,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
@@ -126,6 +127,14 @@ describe('findGit', () => {
       expect(err).toBeInstanceOf(GitUnavailableError)
       expect((err as Error).name).toBe('GitUnavailableError')
     }
+  })
+
+  it('passes over a directory named git and a git it may not execute', () => {
+    const dir = testDir()
+    mkdirSync(join(dir, 'git'))
+    const other = testDir()
+    writeFileSync(join(other, 'git'), '#!/bin/sh\n', { mode: 0o644 })
+    expect(findGit(`${dir}:${other}:${dirname(trusted().bin)}`, [])).toMatchObject({ bin: trusted().bin })
   })
 
   it('answers the real path of the git it found and the PATH it was found on', () => {
