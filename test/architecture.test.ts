@@ -69,27 +69,15 @@ describe('import graph', () => {
     expect(wrong).toEqual([])
   })
 
-  // db/ returns rows and booleans; what they mean for a request (a 404, a 409) is dispatch/'s and http/'s.
-  it('keeps src/coordinator/db/ free of src/coordinator/http/', () => {
-    const wrong = imports
-      .filter((i) => under(i.file, 'src/coordinator/db') && under(i.target, 'src/coordinator/http'))
-      .map(show)
-    expect(wrong).toEqual([])
-  })
-
-  // run/ runs programs (git, setup, the agent); checks/ judges the workspace with it, never the reverse.
-  it('keeps worker/run/ free of worker/checks/', () => {
-    const wrong = imports
-      .filter((i) => under(i.file, 'worker/run') && under(i.target, 'worker/checks'))
-      .map(show)
-    expect(wrong).toEqual([])
-  })
-
-  // http/ is the transport every route uses (errors, auth, limits, metrics); the routes sit on it.
-  it('keeps src/coordinator/http/ free of src/coordinator/routes/', () => {
-    const wrong = imports
-      .filter((i) => under(i.file, 'src/coordinator/http') && under(i.target, 'src/coordinator/routes'))
-      .map(show)
-    expect(wrong).toEqual([])
+  // Directions inside a part, each with why.
+  it.each([
+    // db/ returns rows and booleans; what they mean for a request (a 404, a 409) is dispatch/'s and http/'s.
+    ['src/coordinator/db', 'src/coordinator/http'],
+    // run/ runs programs (git, setup, the agent); checks/ judges the workspace with it, never the reverse.
+    ['worker/run', 'worker/checks'],
+    // http/ is the transport every route uses (errors, auth, limits, metrics); the routes sit on it.
+    ['src/coordinator/http', 'src/coordinator/routes'],
+  ])('keeps %s/ free of %s/', (from, to) => {
+    expect(imports.filter((i) => under(i.file, from) && under(i.target, to)).map(show)).toEqual([])
   })
 })

@@ -62,9 +62,10 @@ export async function runBaselineComparison(opts: BaselineOptions): Promise<bool
     for (let pair = 1; pair <= opts.pairs; pair++) {
       const load = loadavg()[0]?.toFixed(1)
       // A B, then B A: a machine that warms or cools during the run favours neither side
-      const first = pair % 2 === 1 ? await measureBuild(bins.A, opts) : await measureBuild(bins.B, opts)
-      const second = pair % 2 === 1 ? await measureBuild(bins.B, opts) : await measureBuild(bins.A, opts)
-      const [a, b] = pair % 2 === 1 ? [first, second] : [second, first]
+      const runs: Partial<Record<'A' | 'B', Run>> = {}
+      for (const side of pair % 2 === 1 ? (['A', 'B'] as const) : (['B', 'A'] as const))
+        runs[side] = await measureBuild(bins[side], opts)
+      const { A: a, B: b } = runs as Record<'A' | 'B', Run>
       const ratio = {
         total: perCycle(b.cpu) / perCycle(a.cpu),
         coordinator: b.cpu.coordinator / a.cpu.coordinator,
