@@ -23,6 +23,8 @@ const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const BIN = process.env.BENCH_BIN ?? fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
 const DISPATCHES = Number(process.env.BENCH_WORKER_DISPATCHES ?? 64)
 const FLEETS = (process.env.BENCH_WORKER_FLEETS ?? '1,4,16').split(',').map(Number)
+// Node's own options for each worker, e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile of its CPU
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const AS_ROOT = process.getuid?.() === 0
 // slot uids of worker i: UID_BASE + i (each worker one slot); a range no user here has
 const UID_BASE = 64_000
@@ -181,7 +183,7 @@ function startWorker(i: number, ctx: { url: string; scratch: string }): Promise<
   const args = [BIN, 'worker', '--coordinator', ctx.url, '--workdir', workdir, '--concurrency', '1']
   args.push('--allow-local-repos', '--wait-ms', '1000', '--metrics-port', '0', '--log-level', 'info')
   if (AS_ROOT) args.push('--agent-uid', String(UID_BASE + i))
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [...NODE_ARGS, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PREFLIGHT_TOKEN: tokens.worker },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
