@@ -1,6 +1,7 @@
 // The import graph points one way: the CLI may use everything, the worker the client, the contract and
 // the log, the coordinator the contract and the log, the client the contract only (it is published as
-// preflight/client), and the contract and the log nothing outside themselves. Read from the relative imports of every .ts file.
+// preflight/client), and the contract and the log nothing outside themselves. Read from the relative
+// imports of every .ts and .tsx file.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -31,9 +32,9 @@ interface Import {
 // `from '…'` (import and export), `import '…'` and `import('…')`, relative specifiers only.
 const SPECIFIER = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g
 
-function tsFiles(dir: string): string[] {
+function sourceFiles(dir: string): string[] {
   return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.ts'))
+    .filter((name) => /\.tsx?$/.test(name))
     .map((name) => join(dir, name))
 }
 
@@ -49,13 +50,14 @@ function importsOf(file: string): Import[] {
 const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`)
 const layerOf = (path: string): Layer | undefined => LAYERS.find((layer) => under(path, layer))
 
-const imports = [...tsFiles('src'), ...tsFiles('worker')].flatMap(importsOf)
+const imports = [...sourceFiles('src'), ...sourceFiles('worker')].flatMap(importsOf)
 const show = (i: Import) => `${i.file} imports '${i.specifier}'`
 
 describe('import graph', () => {
-  it('reads the relative imports of every source file', () => {
-    // a regex that matched nothing would pass every rule below
+  it('reads the relative imports of every source file, the operator pages (.tsx) included', () => {
+    // a regex that matched nothing, or a filter that dropped a kind of file, would pass every rule below
     expect(imports.length).toBeGreaterThan(100)
+    expect(imports.some((i) => i.file.endsWith('.tsx'))).toBe(true)
     expect(imports.filter((i) => layerOf(i.file) === undefined).map(show)).toEqual([])
   })
 
@@ -79,5 +81,14 @@ describe('import graph', () => {
     ['src/coordinator/http', 'src/coordinator/routes'],
   ])('keeps %s/ free of %s/', (from, to) => {
     expect(imports.filter((i) => under(i.file, from) && under(i.target, to)).map(show)).toEqual([])
+  })
+
+  // A page of /ui renders what its route hands it: reading the database, sessions and HTTP is
+  // ui/routes.tsx's (and session.ts's), so a page cannot run a query of its own as it renders.
+  it('keeps the /ui pages to the contract and each other', () => {
+    const page = (file: string) => /^src\/coordinator\/ui\/(?!routes\.tsx$|session\.ts$)/.test(file)
+    const wrong = imports.filter((i) => page(i.file) && !page(i.target) && !under(i.target, 'src/contract'))
+    expect(imports.filter((i) => page(i.file)).length).toBeGreaterThan(5)
+    expect(wrong.map(show)).toEqual([])
   })
 })
