@@ -31,7 +31,8 @@ export function git(cwd: string, ...args: string[]): string {
 
 // `dir` made a repository whose one commit holds what is in it, in one process: sh runs git init, add
 // and commit, as git() would. A spawn from a test process forks all of it (its page tables: ~10 ms of
-// CPU at its usual 300 MB on the CI machine, docs/architecture.md), a spawn from sh a fraction of that.
+// CPU at its usual 300 MB on the CI machine, docs/benchmarks.md, "The test suite's time"), a spawn from sh
+// a fraction of that.
 export function commitAll(dir: string, message = 'initial'): void {
   const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`
   const script = [
