@@ -12,6 +12,8 @@ import { lstat, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Baseline } from '../src/contract/index.js'
+import { agentScratch } from './identity.js'
+import { begin, type Job } from './job.js'
 import type { GitRun } from './run/git-env.js'
 import type { GitRunner } from './run/job-git.js'
 
@@ -25,6 +27,20 @@ export type ScratchMaker = () => Promise<{ dir: string; remove?(): Promise<void>
 const tmpScratch: ScratchMaker = async () => {
   const dir = await mkdtemp(join(tmpdir(), 'preflight-baseline-'))
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) }
+}
+
+// The step as the dispatch runs it: as the agent, its temporary index in the slot uid's scratch directory.
+export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
+  await begin(job, 'baseline')
+  const { identity } = job
+  // with an identity, the temporary index lives in a directory of the slot uid's that no agent can reach
+  const makeScratch = identity ? () => agentScratch(job.deps.config.workdir, job.name, identity) : undefined
+  // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
+  const base = await captureBaseline(dir, job.git.run, {
+    timeoutMs: job.deps.config.baselineGitTimeoutMs,
+    ...(makeScratch ? { makeScratch } : {}),
+  })
+  return base
 }
 
 // File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid

@@ -1,14 +1,14 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
-import type { Baseline, ClaimResponse } from '../src/contract/index.js'
+import type { ClaimResponse } from '../src/contract/index.js'
 import type { Api, DispatchFence } from './api.js'
 import type { Fenced } from './claim.js'
+import { cleanUp } from './cleanup.js'
 import type { WorkerConfig } from './config.js'
 import { cpuSeconds } from './cpu.js'
 import { agentEnvironment } from './env.js'
-import { type AgentIdentity, privateDirs, slotIdentities, sweep, swept } from './identity.js'
+import { type AgentIdentity, privateDirs, sweep } from './identity.js'
 import { keepLease } from './lease.js'
-import { removeLeftovers } from './leftovers.js'
 import { stepLog, type WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
 import { bindGit, type JobGit } from './run/job-git.js'
@@ -32,14 +32,6 @@ export interface DispatchDeps {
 
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'cancelled' | 'abandoned'
 
-// What a dispatch has so far, written to it when it is cancelled: the baseline once taken, the exit and
-// the output's tail of the program (setup, agent) that was stopped.
-export interface Had {
-  baseline?: Baseline
-  exit?: { exitCode: number; durationMs: number }
-  tail?: string
-}
-
 // A readable claim's job by default; an unreadable one's (Fenced: only its fence is known) is reported, never run.
 export interface Job<C extends Fenced = ClaimResponse> {
   claim: C
@@ -51,7 +43,6 @@ export interface Job<C extends Fenced = ClaimResponse> {
   // an orchestrator cancelled the dispatch (a heartbeat or a write answered so)
   readonly cancelled: boolean
   cancel(): void
-  had: Had
   // the dispatch's deadline (ms since the epoch), when it has one
   deadline?: number
   // the dispatch's log: dispatchId, attempt and the step it is in on every record
@@ -70,10 +61,26 @@ export interface Job<C extends Fenced = ClaimResponse> {
   close(ending: Ending): Promise<void>
 }
 
-// Thrown when the dispatch must stop without completing: the lease is lost or the worker is shutting down.
+// What a program of the dispatch (setup, the agent) had when it ended or was stopped.
+export interface ProgramHad {
+  exit?: { exitCode: number; durationMs: number }
+  tail?: string
+}
+
+// Thrown when the dispatch must stop without completing: the lease is lost, the worker is shutting down
+// or the dispatch was cancelled; with what the stopped program had.
 export class Abandoned extends Error {
   override name = 'Abandoned'
+  constructor(
+    message: string,
+    readonly had: ProgramHad = {},
+  ) {
+    super(message)
+  }
 }
+
+// A step that ends the dispatch before the agent: prepare's and setup's failures, as setup-failed writes them.
+export type Failure = { ok: false; reason: string; detail: string; exitCode?: number; tail?: string }
 
 export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> {
   const fence: DispatchFence = {
@@ -90,14 +97,9 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
   else deps.signal.addEventListener('abort', forward, { once: true })
   const steps = stepLog(deps.log.child({ dispatchId: fence.id, attempt: fence.attempt }), 'claim')
   const log = steps.log
-  // the step the dispatch is in, and since when: its time is observed as the next one begins
-  // (its CPU read only for the metrics: a /proc read each step)
-  const cpu = deps.metrics ? cpuSeconds : () => 0
-  let step = { name: 'claim', at: performance.now(), cpu: cpu() }
-  const took = () => deps.metrics?.stepTook(step.name, (performance.now() - step.at) / 1000, cpu() - step.cpu)
+  const timer = stepTimer(deps.metrics)
   const enter = (next: string) => {
-    took()
-    step = { name: next, at: performance.now(), cpu: cpu() }
+    timer.enter(next)
     steps.enter(next)
   }
   let cancelled = false
@@ -139,7 +141,6 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
       return cancelled
     },
     cancel,
-    had: {},
     ...(deadline === undefined ? {} : { deadline }),
     log,
     enter,
@@ -157,40 +158,28 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     async close(ending) {
       letGo()
       enter('cleanup')
+      const releasing = releases.reverse().map((release) => () => release(ending))
       try {
-        // Nothing of the dispatch outlives it: no process of the slot uid writes while its files go. When
-        // some cannot be stopped, the worker touches none of its files and the slot claims no more. The
-        // removals walk without following links all the same: another slot's uid may still be writing
-        // in a directory this agent opened to it.
-        const kept = (why: string) => {
-          log.warn('kept its files', { why })
-          deps.retire?.(why)
-        }
-        if (identity && !(await swept(identity, kept))) return
-        const left: string[] = []
-        const attempt = async (release: () => Promise<void> | void) => {
-          try {
-            await release()
-          } catch (err) {
-            const why = err instanceof Error ? err.message : String(err)
-            log.warn('cleanup failed', { why })
-            left.push(why)
-          }
-        }
-        if (identity)
-          await attempt(() =>
-            removeLeftovers(
-              identity,
-              slotIdentities(deps.config.agentUid ?? identity.uid, deps.config.concurrency),
-            ),
-          )
-        for (const release of releases.reverse()) await attempt(() => release(ending))
-        if (identity && left.length > 0)
-          deps.retire?.(`the dispatch left what could not be removed: ${left[0]}`)
+        await cleanUp({ log, deps, releases: releasing, ...(identity ? { identity } : {}) })
       } finally {
-        took()
+        timer.took()
       }
     },
+  }
+}
+
+// The step the dispatch is in, and since when: its time (and CPU, read only for the metrics: a /proc
+// read each step) is observed as the next one begins, and at the end.
+function stepTimer(metrics: DispatchDeps['metrics']): { enter(next: string): void; took(): void } {
+  const cpu = metrics ? cpuSeconds : () => 0
+  let step = { name: 'claim', at: performance.now(), cpu: cpu() }
+  const took = () => metrics?.stepTook(step.name, (performance.now() - step.at) / 1000, cpu() - step.cpu)
+  return {
+    enter(next) {
+      took()
+      step = { name: next, at: performance.now(), cpu: cpu() }
+    },
+    took,
   }
 }
 
@@ -205,11 +194,32 @@ function agentVars(claim: Fenced): Record<string, string> {
   return 'subagent' in claim ? ((claim as ClaimResponse).subagent.agent.env ?? {}) : {}
 }
 
+// A step begins: its event is posted (once the dispatch is still active) before it acts.
+export async function begin(job: Job<Fenced>, step: string, detail?: Record<string, unknown>): Promise<void> {
+  ensureActive(job)
+  job.enter(step)
+  await job.deps.api.event(job.fence, step, detail, job.signal)
+}
+
+// A program's output, line by line, into the dispatch's log; when it ends, the log says how many of its
+// lines a slow reader made it drop, with the dispatch's id and step.
+export async function withOutput<T>(
+  job: Job<Fenced>,
+  run: (onLine: (line: string) => void) => Promise<T>,
+): Promise<T> {
+  const output = job.log.openOutput()
+  try {
+    return await run(output.line)
+  } finally {
+    output.end()
+  }
+}
+
 // Stops the dispatch before its next step when the lease is lost, the dispatch was cancelled or the
 // worker gave up waiting.
-export function ensureActive(job: Job<Fenced>): void {
+export function ensureActive(job: Job<Fenced>, had?: ProgramHad): void {
   if (job.signal.aborted)
-    throw new Abandoned('the lease was lost, the dispatch cancelled or the worker is stopping')
+    throw new Abandoned('the lease was lost, the dispatch cancelled or the worker is stopping', had)
 }
 
 // How long until the dispatch's deadline (0 once passed); undefined without one.

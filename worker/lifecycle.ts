@@ -1,36 +1,34 @@
 // One dispatch, start to end: prepare → setup → verify → report → baseline → agent → complete. Nothing else.
 import { type ClaimResponse, PreflightDecision } from '../src/contract/index.js'
+import { agent } from './agent.js'
 import { isCancelled, LeaseLostError } from './api.js'
+import { baseline } from './baseline.js'
 import type { Fenced, ReadClaim, Unreadable } from './claim.js'
+import { cancelled, complete, fault, type Had, setupFailed } from './complete.js'
 import { Abandoned, type DispatchDeps, type Ending, type Job, openJob } from './job.js'
-import {
-  agent,
-  baseline,
-  cancelled,
-  complete,
-  fault,
-  prepare,
-  refusal,
-  report,
-  setup,
-  setupFailed,
-  verify,
-} from './steps.js'
+import { prepare } from './prepare.js'
+import { setup } from './setup.js'
+import { refusal, report, verify } from './verify.js'
 
 export function runDispatch(read: ReadClaim, deps: DispatchDeps): Promise<Ending> {
   return read.ok ? withJob(read.claim, deps, run) : withJob(read.claim, deps, refuse)
 }
 
-async function run(job: Job<ClaimResponse>): Promise<Ending> {
+// What the dispatch had is kept as the steps return it: a cancel at any later point writes it.
+async function run(job: Job<ClaimResponse>, had: Had): Promise<Ending> {
   const workspace = await prepare(job)
   if (!workspace.ok) return setupFailed(job, workspace)
   const prepared = await setup(job, workspace.dir)
-  if (!prepared.ok) return setupFailed(job, prepared)
+  if (!prepared.ok) {
+    had.tail = prepared.tail
+    return setupFailed(job, prepared)
+  }
   const preflight = await verify(job, workspace.dir)
   if (!proceeds(await report(job, preflight))) return 'preflight_failed'
-  const base = await baseline(job, workspace.dir)
+  had.baseline = await baseline(job, workspace.dir)
   const exit = await agent(job, workspace.dir)
-  return complete(job, exit, base)
+  Object.assign(had, { exit: { exitCode: exit.exitCode, durationMs: exit.durationMs }, tail: exit.tail })
+  return complete(job, exit, had.baseline)
 }
 
 // A claim whose definition or workspace this worker cannot read: verify (nothing checked) → report → end.
@@ -48,15 +46,18 @@ function proceeds(answer: unknown): boolean {
 async function withJob<C extends Fenced>(
   claim: C,
   deps: DispatchDeps,
-  steps: (job: Job<C>) => Promise<Ending>,
+  steps: (job: Job<C>, had: Had) => Promise<Ending>,
 ): Promise<Ending> {
   const job = openJob(claim, deps)
+  const had: Had = {}
   // Stryker disable next-line StringLiteral: read only when abandon() itself throws (a throwing log), and close() reads '' as it reads 'abandoned'
   let ending: Ending = 'abandoned'
   try {
-    ending = await steps(job)
+    ending = await steps(job, had)
   } catch (err) {
-    ending = await abandon(job, err)
+    // a stopped program's exit and tail come with the error that stopped the steps
+    if (err instanceof Abandoned) Object.assign(had, err.had)
+    ending = await abandon(job, err, had)
   } finally {
     await job.close(ending)
   }
@@ -67,9 +68,9 @@ async function withJob<C extends Fenced>(
 // had is written to it. Lost lease, shutdown or a fault: the lease expires and another attempt runs it.
 // A fault (the baseline's git fails, a 4xx from the coordinator) is posted as a `fault` event while
 // the lease still holds, so the dispatch says why; after a lost lease or shutdown nothing more is written.
-async function abandon(job: Job<Fenced>, err: unknown): Promise<Ending> {
+async function abandon(job: Job<Fenced>, err: unknown, had: Had): Promise<Ending> {
   if (isCancelled(err)) job.cancel()
-  if (job.cancelled) return cancelled(job)
+  if (job.cancelled) return cancelled(job, had)
   const why = err instanceof Error ? err.message : String(err)
   // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
   const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError

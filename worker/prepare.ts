@@ -10,12 +10,60 @@ import {
 } from '../src/contract/index.js'
 import { type CloneCredentials, credentialArgs } from './clone-credentials.js'
 import { defaultConfig } from './config.js'
+import { agentDirs, handOver, makePrivateDirs } from './identity.js'
+import { begin, type Ending, type Job } from './job.js'
 import { refuseByPatterns } from './repo-allow.js'
 import { GitAbortedError, GitUnavailableError } from './run/git-env.js'
 import type { JobGit } from './run/job-git.js'
 import { isInside } from './run/paths.js'
+import { removeAgentTrees } from './run/remove.js'
 
 export type Prepared = { ok: true; dir: string } | { ok: false; reason: SetupReason; detail: string }
+
+// The step as the dispatch runs it: the slot uid's HOME and TMPDIR made, the workspace prepared and
+// handed to that uid, and everything of it removed when the dispatch ends.
+export async function prepare(job: Job): Promise<Prepared> {
+  await begin(job, 'prepare')
+  const { config } = job.deps
+  const { name, identity } = job
+  const clone = job.claim.dispatch.workspace.path === undefined
+  // A clone's directory is ours even when the clone failed half-way; a workspace.path never is. It goes
+  // at the end with the slot uid's own directories, in one removal.
+  const workspace = clone ? join(config.workdir, name) : undefined
+  const own = identity ? agentDirs(config.workdir, name) : []
+  if (workspace || identity) job.onClose((ending) => removeAtEnd(job, workspace, own, ending))
+  if (identity) await makePrivateDirs(config.workdir, name, identity)
+  const prepared = await prepareWorkspace({
+    workspace: job.claim.dispatch.workspace,
+    workdir: config.workdir,
+    name,
+    roots: config.roots,
+    git: job.git,
+    allowLocalRepos: config.allowLocalRepos,
+    repoAllow: config.repoAllow,
+    cloneCredentials: config.cloneCredentials,
+    signal: job.signal,
+    timeoutMs: config.cloneTimeoutMs,
+    remove: (dir) => removeAll(job, [dir]),
+  })
+  // the clone becomes the agent's; a workspace.path stays whose it is
+  if (prepared.ok && clone && identity) await handOver(prepared.dir, identity)
+  return prepared
+}
+
+// The dispatch's clone (unless --keep-failed keeps it) and the slot uid's directories, in one removal.
+async function removeAtEnd(job: Job, workspace: string | undefined, own: string[], ending: Ending) {
+  const keep = workspace !== undefined && job.deps.config.keepFailed && ending !== 'succeeded'
+  if (keep) job.log.info('kept workspace', { dir: workspace, ending })
+  await removeAll(job, [...(workspace && !keep ? [workspace] : []), ...own])
+}
+
+// With an identity, by a walk that follows no link, as other uids may write in them
+// (worker/run/remove.ts); without one the agent is the worker's own uid, and fs.rm serves.
+async function removeAll(job: Job, paths: string[]): Promise<void> {
+  if (job.identity) await removeAgentTrees(paths, job.identity)
+  else for (const dir of paths) await rm(dir, { recursive: true, force: true })
+}
 
 export interface PrepareOptions {
   workspace: Workspace

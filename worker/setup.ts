@@ -1,9 +1,10 @@
 // The setup step: workspace.setup (argv), else `sh preflight-setup.sh` when the workspace has one.
 import { lstat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { SetupReason } from '../src/contract/index.js'
+import { ExpiryReason, SetupReason } from '../src/contract/index.js'
 import { defaultConfig } from './config.js'
-import type { AgentIdentity } from './identity.js'
+import { type AgentIdentity, sweep } from './identity.js'
+import { begin, ensureActive, type Failure, type Job, untilDeadline, withOutput } from './job.js'
 import { runProcess } from './run/process.js'
 
 const SETUP_SCRIPT = 'preflight-setup.sh'
@@ -68,4 +69,36 @@ function failureReason(run: { timedOut: boolean; cancelled: boolean; failedToSta
   if (run.cancelled) return SetupReason.SetupCancelled
   if (run.failedToStart) return SetupReason.SetupNotStarted
   return SetupReason.SetupExit
+}
+
+// The step as the dispatch runs it: its event names the command before it runs, bounded by the setup
+// timeout and the dispatch's deadline; what it left running is swept before verify.
+export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failure> {
+  const command = await setupCommand(dir, job.claim.dispatch.workspace.setup)
+  await begin(job, 'setup', { command: command ?? null })
+  // decided once: what the event says is what runs
+  if (!command) return { ok: true }
+  // the dispatch's deadline bounds setup too: the earlier of the two stops it
+  const left = untilDeadline(job)
+  const result: SetupResult = await withOutput(job, (onLine) =>
+    runSetup({
+      workspace: dir,
+      argv: command,
+      env: job.agentEnv,
+      signal: job.signal,
+      onLine,
+      timeoutMs: Math.max(1, Math.min(job.deps.config.setupTimeoutMs, left ?? Number.POSITIVE_INFINITY)),
+      ...(job.identity ? { identity: job.identity } : {}),
+    }),
+  )
+  // Nothing setup started lives on into verify: a process left running could change the workspace
+  // after it was checked. (Without an identity, setup's process group is stopped when setup exits.)
+  if (job.identity) await sweep(job.identity)
+  if (result.ok) return { ok: true }
+  // cancelled meanwhile: the cancelled dispatch keeps the tail
+  ensureActive(job, { tail: result.tail })
+  const late = result.reason === SetupReason.SetupTimeout && untilDeadline(job) === 0
+  const reason = late ? ExpiryReason.Deadline : result.reason
+  const detail = `${result.command.join(' ')} exited ${result.exitCode} (${reason}); last output:\n${result.tail}`
+  return { ok: false, reason, detail, exitCode: result.exitCode, tail: result.tail }
 }

@@ -208,6 +208,31 @@ describe('the decision that starts the agent', () => {
     expect(run).toMatchObject({ ending: 'cancelled', agentRan: true, completions: 1, faults: [] })
   })
 
+  // A 409 cancelled to the completion itself: the cancel came after the program ended. What the
+  // dispatch had (the exit and the output's tail) is written with the cancel all the same.
+  const CANCELLED = {
+    status: 409,
+    body: { error: { code: 'cancelled', message: 'the dispatch was cancelled' } },
+  }
+
+  it("keeps the agent's exit and output when its completion is answered cancelled", async () => {
+    const run = await dispatchWith(PROCEED, CANCELLED, undefined, () => ({
+      name: 'decision',
+      agent: { command: ['sh', '-c', 'echo last words; exit 3'] },
+    }))
+    expect(run.ending).toBe('cancelled')
+    expect(run.completed.at(-1)).toMatchObject({ status: 'cancelled', exitCode: 3, detail: 'last words' })
+  })
+
+  it("keeps setup's output when its setup failure is answered cancelled", async () => {
+    const run = await dispatchWith(PROCEED, CANCELLED, undefined, undefined, (dir) => ({
+      path: dir,
+      setup: ['sh', '-c', 'echo setup words; exit 4'],
+    }))
+    expect(run).toMatchObject({ ending: 'cancelled', agentRan: false })
+    expect(run.completed.at(-1)).toMatchObject({ status: 'cancelled', detail: 'setup words' })
+  })
+
   it('never starts the agent past the deadline: failed, reason deadline, exit 124', async () => {
     // the report is answered after the deadline: the agent's turn comes too late
     const deadline = new Date(Date.now() + 200).toISOString()

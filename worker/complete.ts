@@ -1,0 +1,80 @@
+// How a dispatch's attempt ends on the coordinator: its completion, its setup failure, what a cancelled
+// one had, or a fault.
+import { type Baseline, FAULT_TEXT_CHARS, MAX_DETAIL_CHARS } from '../src/contract/index.js'
+import type { AgentRun } from './agent.js'
+import type { Fenced } from './claim.js'
+import { begin, type Ending, ensureActive, type Failure, type Job, type ProgramHad } from './job.js'
+
+// What a dispatch has so far, written to it when it is cancelled: the baseline once taken, the exit and
+// the output's tail of the program (setup, agent) that was stopped or ran last.
+export interface Had extends ProgramHad {
+  baseline?: Baseline
+}
+
+export async function complete(job: Job, run: AgentRun, base: Baseline | undefined): Promise<Ending> {
+  ensureActive(job)
+  job.enter('complete')
+  const completion = {
+    exitCode: run.exitCode,
+    durationMs: run.durationMs,
+    ...(base ? { baseline: base } : {}),
+    ...(run.reason ? { reason: run.reason } : {}),
+    ...outputDropped(job),
+  }
+  const answer = await job.deps.api.complete(job.fence, completion, job.signal)
+  // a cancel that won the race: the dispatch keeps this completion as what it had
+  if (answer?.status === 'cancelled') return 'cancelled'
+  return run.exitCode === 0 && !run.reason ? 'succeeded' : 'failed'
+}
+
+export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
+  await begin(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
+  const answer = await job.deps.api.setupFailed(
+    job.fence,
+    {
+      reason: failure.reason,
+      detail: failure.detail,
+      ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
+      ...outputDropped(job),
+    },
+    job.signal,
+  )
+  return answer?.status === 'cancelled' ? 'cancelled' : 'setup_failed'
+}
+
+// Cancelled: what the dispatch had (the stopped program's exit and output tail, the baseline) is written
+// to it, best effort and bounded like a fault; the cancel itself is already stored.
+export async function cancelled(job: Job<Fenced>, { baseline: base, exit, tail }: Had): Promise<Ending> {
+  job.enter('cancelled')
+  const had = {
+    ...exit,
+    ...(base ? { baseline: base } : {}),
+    ...(tail ? { detail: tail.slice(-MAX_DETAIL_CHARS) } : {}),
+    ...outputDropped(job),
+  }
+  const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
+  try {
+    await job.deps.api.cancelled(job.fence, had, bounded)
+  } catch (err) {
+    job.log.warn('could not write what the cancelled dispatch had', {
+      why: err instanceof Error ? err.message : String(err),
+    })
+  }
+  return 'cancelled'
+}
+
+// Best effort and bounded (config.faultPostMs): a fault is already the end of this attempt.
+export async function fault(job: Job<Fenced>, message: string): Promise<void> {
+  const bounded = AbortSignal.any([job.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
+  try {
+    await job.deps.api.event(job.fence, 'fault', { message: message.slice(0, FAULT_TEXT_CHARS) }, bounded)
+  } catch {
+    // the worker log has it
+  }
+}
+
+// What the dispatch's completion says of its output: how many lines the log dropped, when it dropped any.
+function outputDropped(job: Job<Fenced>): { outputDropped?: number } {
+  const dropped = job.log.outputDropped()
+  return dropped > 0 ? { outputDropped: dropped } : {}
+}
