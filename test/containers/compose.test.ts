@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import type { StartedTestContainer } from 'testcontainers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, freePort, register, TOKENS, waitUntil } from '../e2e/support.js'
+import { dispatch, freePort, register, TOKENS } from '../e2e/support.js'
+import { waitFor } from '../support/wait.js'
 import { images, ROOT, settled, startGitServer } from './support.js'
 
 const run = promisify(execFile)
@@ -80,7 +81,7 @@ describe.runIf(compose)(`compose.yaml, with ${compose?.join(' ') ?? 'no compose 
     await composeRun('up', '-d', '--build', '--scale', 'worker=2')
     expect(await containersOf(false)).toHaveLength(4) // postgres, coordinator, two workers; migrate exited
     git = await startGitServer(`${project}_default`, { 'package.json': '{}\n' })
-    await waitUntil(async () => (await fetch(`${url}/readyz`)).ok, 30_000)
+    await waitFor(async () => (await fetch(`${url}/readyz`)).ok, { timeoutMs: 30_000, everyMs: 100 })
     await register(url, {
       name: 'compose-met',
       agent: { command: ['sh', '-c', 'test "$(id -u)" -ge 100000'] },

@@ -5,7 +5,8 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { StartedTestContainer } from 'testcontainers'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, register, TOKENS, waitUntil } from '../e2e/support.js'
+import { dispatch, register, TOKENS } from '../e2e/support.js'
+import { waitFor } from '../support/wait.js'
 import { containerStack, outputOf, settled, spawnWorker, WORKER_CONFINEMENT } from './support.js'
 
 const BASE = 100_000
@@ -82,7 +83,7 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
     const pid = Number(await read('escaped'))
     expect(pid).toBeGreaterThan(1)
     const gone = async () => (await worker.exec(['test', '-e', `/proc/${pid}`])).exitCode !== 0
-    await waitUntil(gone, 10_000, () => outputOf(worker))
+    await waitFor(gone, { timeoutMs: 10_000, everyMs: 100, what: () => outputOf(worker) })
   })
 
   // root may not remove another uid's System V IPC objects without CAP_SYS_ADMIN, which compose drops
@@ -102,6 +103,6 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
       const files = await worker.exec(['sh', '-c', `ls -d /tmp/preflight-left ${workspace} 2>/dev/null`])
       return uids.length === 0 && files.output.trim() === ''
     }
-    await waitUntil(left, 20_000, () => outputOf(worker))
+    await waitFor(left, { timeoutMs: 20_000, everyMs: 100, what: () => outputOf(worker) })
   })
 })

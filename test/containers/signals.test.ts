@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dispatch, register, stepsOf, waitUntil } from '../e2e/support.js'
+import { dispatch, register, stepsOf } from '../e2e/support.js'
+import { waitFor } from '../support/wait.js'
 import { containerStack, inspect, kill, outputOf, settled, spawnWorker } from './support.js'
 
 const stack = containerStack()
@@ -18,11 +19,11 @@ describe('a busy worker container', () => {
       agent: { command: ['sh', '-c', 'touch /outbox/in/stop-began; sleep 4; touch /outbox/in/stop-ended'] },
     })
     const id = await dispatch(stack.url, 'ct-stop', { repo: stack.repo })
-    await waitUntil(
-      async () => existsSync(inOutbox('stop-began')),
-      60_000,
-      () => outputOf(worker),
-    )
+    await waitFor(async () => existsSync(inOutbox('stop-began')), {
+      timeoutMs: 60_000,
+      everyMs: 100,
+      what: () => outputOf(worker),
+    })
     const began = Date.now()
     // docker stop -t 60: SIGTERM, then SIGKILL after 60 s (compose.yaml gives 120 s)
     await worker.stop({ timeout: 60_000, remove: false })
@@ -40,11 +41,11 @@ describe('a busy worker container', () => {
       agent: { command: ['sh', '-c', 'echo run >> /outbox/in/kill-runs; sleep 3'] },
     })
     const id = await dispatch(stack.url, 'ct-kill', { repo: stack.repo })
-    await waitUntil(
-      async () => existsSync(inOutbox('kill-runs')),
-      60_000,
-      () => outputOf(first),
-    )
+    await waitFor(async () => existsSync(inOutbox('kill-runs')), {
+      timeoutMs: 60_000,
+      everyMs: 100,
+      what: () => outputOf(first),
+    })
     await kill(first)
     expect((await inspect(first)).State).toMatchObject({ Running: false, ExitCode: 137 })
     await spawnWorker(stack)

@@ -15,7 +15,8 @@ import {
   type WaitStrategy,
 } from 'testcontainers'
 import { afterAll, beforeAll, inject } from 'vitest'
-import { type DispatchView, getDispatch, TERMINAL, TOKENS, waitUntil } from '../e2e/support.js'
+import { type DispatchView, getDispatch, TERMINAL, TOKENS } from '../e2e/support.js'
+import { waitFor } from '../support/wait.js'
 import { makeRepo, tempDir } from '../worker/git-fixtures.js'
 
 export const ROOT = resolve(import.meta.dirname, '..', '..')
@@ -217,13 +218,16 @@ export async function settled(
   timeoutMs = 90_000,
 ): Promise<DispatchView> {
   let last: DispatchView | undefined
-  await waitUntil(
+  await waitFor(
     async () => {
       last = await getDispatch(at.url, id)
       return TERMINAL.includes(last.status)
     },
-    timeoutMs,
-    () => `${JSON.stringify(last)}\n${at.containers.map(outputOf).join('\n')}`,
+    {
+      timeoutMs: timeoutMs,
+      everyMs: 100,
+      what: () => `${JSON.stringify(last)}\n${at.containers.map(outputOf).join('\n')}`,
+    },
   )
   return last as DispatchView
 }

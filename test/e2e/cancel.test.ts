@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait.js'
 import {
   agentOutbox,
   call,
@@ -20,7 +21,6 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-  waitUntil,
 } from './support.js'
 
 const suite = e2eSuite({ 'package.json': '{}\n' })
@@ -63,11 +63,11 @@ async function create(subagent: string, extra: Record<string, unknown> = {}, wor
 
 // A cancelled dispatch is cancelled at once; what its worker had comes with the worker's completion.
 async function stopped(id: string): Promise<View> {
-  await waitUntil(
-    async () => workerEnding(id) !== undefined,
-    10_000,
-    () => worker.output(),
-  )
+  await waitFor(async () => workerEnding(id) !== undefined, {
+    timeoutMs: 10_000,
+    everyMs: 100,
+    what: () => worker.output(),
+  })
   return (await getDispatch(coordinator.url, id)) as View
 }
 
@@ -116,11 +116,11 @@ async function goneAfter(pgid: number, since: number, within = 10_000): Promise<
 }
 
 async function pidFrom(file: string): Promise<number> {
-  await waitUntil(
-    async () => existsSync(file),
-    30_000,
-    () => worker.output(),
-  )
+  await waitFor(async () => existsSync(file), {
+    timeoutMs: 30_000,
+    everyMs: 100,
+    what: () => worker.output(),
+  })
   return Number((await readFile(file, 'utf8')).trim())
 }
 
@@ -143,7 +143,10 @@ describe('cancel', () => {
       const pgid = await pidFrom(pidFile)
       expect(group(pgid).length).toBeGreaterThan(0)
       // the agent said something before the cancel: its line is in the tail
-      await waitUntil(async () => worker.output().includes(`partial-output-${run}`), 10_000)
+      await waitFor(async () => worker.output().includes(`partial-output-${run}`), {
+        timeoutMs: 10_000,
+        everyMs: 100,
+      })
       const at = Date.now()
       const answer = await cancel(id, 'the task was abandoned')
       took.push(await goneAfter(pgid, at))
@@ -177,7 +180,7 @@ describe('cancel', () => {
     })
     const id = await create('cancel-setup', {}, { setup: ['sh', '-c', longRunning(pidFile, 'setting-up')] })
     const pgid = await pidFrom(pidFile)
-    await waitUntil(async () => worker.output().includes('setting-up'), 10_000)
+    await waitFor(async () => worker.output().includes('setting-up'), { timeoutMs: 10_000, everyMs: 100 })
     const at = Date.now()
     expect((await cancel(id)).status).toBe(200)
     expect(await goneAfter(pgid, at)).toBeLessThanOrEqual(STOPPED_WITHIN_MS)
@@ -275,7 +278,10 @@ describe('deadlines', () => {
     const busy = await create('deadline-busy')
     await pidFrom(pidFile)
     const late = await create('deadline-queued', { deadline: new Date(Date.now() + 1_000).toISOString() })
-    await waitUntil(async () => (await getDispatch(coordinator.url, late)).status === 'expired', 10_000)
+    await waitFor(async () => (await getDispatch(coordinator.url, late)).status === 'expired', {
+      timeoutMs: 10_000,
+      everyMs: 100,
+    })
     await cancel(busy)
     await wait(busy)
     const d = (await getDispatch(coordinator.url, late)) as View
@@ -328,21 +334,20 @@ describe.runIf(isRoot)('cancel under --agent-uid', () => {
       await register(coordinator.url, { name: 'cancel-iso', agent: { command: ['sh', '-c', script] } })
       const id = await create('cancel-iso', { labels: ['iso'] })
       await pidFrom(pidFile)
-      await waitUntil(async () => processesOf(SLOT_UID).length >= 3, 10_000)
+      await waitFor(async () => processesOf(SLOT_UID).length >= 3, { timeoutMs: 10_000, everyMs: 100 })
       const at = Date.now()
       expect((await cancel(id)).status).toBe(200)
-      await waitUntil(
-        async () => processesOf(SLOT_UID).length === 0,
-        5_000,
-        () => isolated.output(),
-      )
+      await waitFor(async () => processesOf(SLOT_UID).length === 0, {
+        timeoutMs: 5_000,
+        everyMs: 100,
+        what: () => isolated.output(),
+      })
       const took = Date.now() - at
       console.log(`cancel-to-stopped under --agent-uid (every process of the slot uid): ${took} ms`)
       expect(took).toBeLessThanOrEqual(SWEPT_WITHIN_MS)
-      await waitUntil(
+      await waitFor(
         async () => isolated.records().some((r) => r.msg === 'dispatch ended' && r.ending === 'cancelled'),
-        10_000,
-        () => isolated.output(),
+        { timeoutMs: 10_000, everyMs: 100, what: () => isolated.output() },
       )
     } finally {
       await isolated.stop()

@@ -5,6 +5,7 @@ import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait.js'
 import { diesWithin } from '../worker/git-fixtures.js'
 import {
   agentOutbox,
@@ -17,7 +18,6 @@ import {
   spawnWorker,
   TOKENS,
   waitForStatus,
-  waitUntil,
 } from './support.js'
 
 const BASE = 61_000
@@ -94,11 +94,11 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       readFileSync('/proc/sysvipc/msg', 'utf8')
         .split('\n')
         .filter((row) => row.includes(` ${BASE} `))
-    await waitUntil(
-      async () => !existsSync(STALE.home()) && !existsSync(STALE.tmp) && queues().length === 0,
-      20_000,
-      worker.output,
-    )
+    await waitFor(async () => !existsSync(STALE.home()) && !existsSync(STALE.tmp) && queues().length === 0, {
+      timeoutMs: 20_000,
+      everyMs: 100,
+      what: worker.output,
+    })
   }, 30_000)
 
   it('runs setup as the slot uid too', async () => {
@@ -152,16 +152,20 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     const name = `preflight-e2e-left-${process.pid}`
     const id = await run('iso-tmp', `echo left > /tmp/${name}; mkdir /dev/shm/${name}`)
     expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
-    await waitUntil(
-      async () => !existsSync(`/tmp/${name}`) && !existsSync(`/dev/shm/${name}`),
-      10_000,
-      worker.output,
-    )
+    await waitFor(async () => !existsSync(`/tmp/${name}`) && !existsSync(`/dev/shm/${name}`), {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      what: worker.output,
+    })
   }, 90_000)
 
   it("cannot write to the workdir's top nor into another slot's workspace", async () => {
     const holder = await run('iso-holder', `pwd > ${outbox}/holder-pwd; sleep 4`)
-    await waitUntil(async () => (await read('holder-pwd')) !== '', 30_000, worker.output)
+    await waitFor(async () => (await read('holder-pwd')) !== '', {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      what: worker.output,
+    })
     const other = (await read('holder-pwd')).trim()
     const probe = [
       `touch ${workdir}/planted 2>/dev/null && echo top-written || echo top-refused`,
@@ -178,7 +182,11 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
       'other-unlisted',
     ])
     // removed once each dispatch closes, which follows its completion
-    await waitUntil(async () => (await readdir(workdir)).length === 0, 10_000, worker.output)
+    await waitFor(async () => (await readdir(workdir)).length === 0, {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      what: worker.output,
+    })
   }, 90_000)
 
   it('judges exec for the slot uid: a root-only tool on its PATH is unmet', async () => {
@@ -213,7 +221,7 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     const file = (name: string) => join(outbox, name)
     const [published, stop, ready, swaps] = [file('victim-tmp'), file('stop'), file('ready'), file('swaps')]
     const swapper = await run('iso-swapper', ['perl', '-e', SWAPPER, published, stop, ready, swaps, target])
-    await waitUntil(async () => existsSync(ready), 30_000, worker.output)
+    await waitFor(async () => existsSync(ready), { timeoutMs: 30_000, everyMs: 100, what: worker.output })
     // 51 untracked links in the victim's workspace: the baseline records each one
     const victim = await run('iso-victim', 'true', [
       'sh',
@@ -236,7 +244,11 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
     expect(ending(await wait(id))).toMatchObject({ status: 'succeeded' })
     const left = [(await read('deep-ws')).trim(), (await read('deep-tmp')).trim()]
     expect(left.every((dir) => dir.startsWith(workdir))).toBe(true)
-    await waitUntil(async () => !left.some(existsSync), 20_000, worker.output)
+    await waitFor(async () => !left.some(existsSync), {
+      timeoutMs: 20_000,
+      everyMs: 100,
+      what: worker.output,
+    })
   }, 90_000)
 
   it('leaves no System V IPC object and nothing in /run/lock of an agent for the next', async () => {
@@ -250,7 +262,11 @@ describe.runIf(isRoot)('an agent under --agent-uid', () => {
         const uid = header.trim().split(/\s+/).indexOf('uid')
         return rows.filter((row) => slots.includes(Number(row.trim().split(/\s+/)[uid])))
       })
-    await waitUntil(async () => ipcLeft().length === 0 && !existsSync(lock), 10_000, worker.output)
+    await waitFor(async () => ipcLeft().length === 0 && !existsSync(lock), {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      what: worker.output,
+    })
   }, 90_000)
 
   // git runs as the agent for the checks and the baseline: a `.git` that setup pointed at a repository

@@ -11,8 +11,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait.js'
 import { alive, tempDir } from '../worker/git-fixtures.js'
-import { killAll, spawnWorker, waitUntil } from './support.js'
+import { killAll, spawnWorker } from './support.js'
 
 const LEASE_MS = 3_000
 
@@ -120,11 +121,11 @@ describe('lease expiry', () => {
     const m = JSON.stringify(marker)
     standIn = await startStandIn(workspace, ['sh', '-c', `echo $$ > ${m}; sleep 60; echo done >> ${m}.done`])
     const worker = spawnWorker(standIn.url, { workdir: join(scratch, 'work'), roots: [workspace] })
-    await waitUntil(async () => existsSync(marker), 30_000, worker.output)
+    await waitFor(async () => existsSync(marker), { timeoutMs: 30_000, everyMs: 100, what: worker.output })
     agentPid = Number((await readFile(marker, 'utf8')).trim())
     // The coordinator goes quiet: no heartbeat is answered, no lease is renewed from here on.
     standIn.silence()
-    await waitUntil(async () => !alive(agentPid ?? 0), 20_000, worker.output)
+    await waitFor(async () => !alive(agentPid ?? 0), { timeoutMs: 20_000, everyMs: 100, what: worker.output })
     await worker.stop()
     expect(existsSync(`${marker}.done`)).toBe(false)
     expect(standIn.requests.filter((p) => p.endsWith('/complete'))).toEqual([])

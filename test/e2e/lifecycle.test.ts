@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait.js'
 import { git, makeRepo as makeRepoIn, removeAll, tempDir } from '../worker/git-fixtures.js'
 import {
   call,
@@ -16,7 +17,6 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-  waitUntil,
 } from './support.js'
 
 // suite.repo is another repository: the worker's own environment points git at it (GIT_DIR), and
@@ -116,7 +116,11 @@ describe('a dispatch end to end', () => {
     )
     // a workspace.path is the operator's directory: the worker never removes it, unlike its clones
     const about = () => worker.records().filter((r) => r.dispatchId === d.id)
-    await waitUntil(async () => about().some((r) => r.msg === 'dispatch ended'), 10_000, worker.output)
+    await waitFor(async () => about().some((r) => r.msg === 'dispatch ended'), {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      what: worker.output,
+    })
     expect(existsSync(join(ws, 'gen', 'out.txt'))).toBe(true)
     // the worker's every record about the dispatch says which attempt and step it is about
     expect(about().map((r) => r.msg)).toEqual(expect.arrayContaining(['claimed dispatch', 'dispatch ended']))

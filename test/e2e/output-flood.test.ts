@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait.js'
 import {
   call,
   dispatch,
@@ -15,7 +16,6 @@ import {
   spawnWorker,
   TOKENS,
   waitForStatus,
-  waitUntil,
 } from './support.js'
 
 const suite = e2eSuite()
@@ -97,7 +97,11 @@ describe('output dropped for a slow reader, per dispatch', () => {
     const about = ({ id, attempt }: { id: string; attempt: number }) =>
       records().filter((r) => r.output === true && r.dispatchId === id && r.attempt === attempt)
     const counted = (d: { id: string; attempt: number }) => about(d).filter((r) => r.dropped !== undefined)
-    await waitUntil(async () => counted(flooded).length > 0, 30_000, worker.output)
+    await waitFor(async () => counted(flooded).length > 0, {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      what: worker.output,
+    })
     const next = await dispatch(coordinator.url, 'next', { repo: suite.repo })
     const after = await waitForStatus(coordinator.url, next, 60_000, [worker])
     worker.child.kill('SIGTERM')
@@ -124,9 +128,12 @@ describe('output dropped for a slow reader, per dispatch', () => {
     await register(coordinator.url, { name: 'lines-then-wait', agent: { command: agent } })
     const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'cancel'), stallStdout: true })
     const id = await dispatch(coordinator.url, 'lines-then-wait', { repo: suite.repo })
-    await waitUntil(async () => existsSync(marker), 60_000, worker.output)
+    await waitFor(async () => existsSync(marker), { timeoutMs: 60_000, everyMs: 100, what: worker.output })
     await call(coordinator.url, 'POST', `/v1/dispatches/${id}/cancel`, TOKENS.orchestrator)
-    await waitUntil(async () => (await getDispatch(coordinator.url, id)).completion !== undefined, 30_000)
+    await waitFor(async () => (await getDispatch(coordinator.url, id)).completion !== undefined, {
+      timeoutMs: 30_000,
+      everyMs: 100,
+    })
     const d = await getDispatch(coordinator.url, id)
     expect(d).toMatchObject({ status: 'cancelled', completion: { outputDropped: expect.any(Number) } })
     expect(d.completion?.detail?.split('\n').at(-1)).toBe(String(LINES))

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait.js'
 import { alive } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
@@ -18,7 +19,6 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-  waitUntil,
 } from './support.js'
 
 const suite = e2eSuite()
@@ -66,7 +66,11 @@ describe('resilience', () => {
     await register(served.url, { name: 'e2e-killed', agent: { command: blockingOnce(marker) } })
     const first = spawnWorker(served.url, { workdir: join(suite.scratch, 'w1'), id: 'first' })
     const id = await dispatch(served.url, 'e2e-killed', { repo: suite.repo })
-    await waitUntil(async () => (await lines(marker)).length === 1, 30_000, first.output)
+    await waitFor(async () => (await lines(marker)).length === 1, {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      what: first.output,
+    })
     agentPids.push(Number((await lines(marker))[0]))
     await first.stop('SIGKILL')
     const second = spawnWorker(served.url, { workdir: join(suite.scratch, 'w2'), id: 'second' })
@@ -84,7 +88,11 @@ describe('resilience', () => {
     await register(served.url, { name: 'e2e-paused', agent: { command: blockingOnce(marker) } })
     const paused = spawnWorker(served.url, { workdir: join(suite.scratch, 'w4'), id: 'paused' })
     const id = await dispatch(served.url, 'e2e-paused', { repo: suite.repo })
-    await waitUntil(async () => (await lines(marker)).length === 1, 30_000, paused.output)
+    await waitFor(async () => (await lines(marker)).length === 1, {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      what: paused.output,
+    })
     const firstAgent = Number((await lines(marker))[0])
     agentPids.push(firstAgent)
     // Frozen past its lease: the dispatch goes to another worker meanwhile.
@@ -92,7 +100,7 @@ describe('resilience', () => {
     const other = spawnWorker(served.url, { workdir: join(suite.scratch, 'w5'), id: 'other' })
     const d = await waitForStatus(served.url, id, 45_000, [other])
     paused.child.kill('SIGCONT')
-    await waitUntil(async () => !alive(firstAgent), 30_000, paused.output)
+    await waitFor(async () => !alive(firstAgent), { timeoutMs: 30_000, everyMs: 100, what: paused.output })
     const after = await getDispatch(served.url, id)
     expect(d).toMatchObject({ status: 'succeeded', attempt: 2 })
     expect(after.completion).toEqual(d.completion)
@@ -108,11 +116,15 @@ describe('resilience', () => {
     await register(coordinator.url, { name: 'e2e-restart', agent: { command: ['sh', '-c', agent] } })
     const worker = spawnWorker(coordinator.url, { workdir: join(suite.scratch, 'w3'), id: 'steady' })
     const id = await dispatch(coordinator.url, 'e2e-restart', { repo: suite.repo })
-    await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
+    await waitFor(async () => (await lines(marker)).includes('started'), {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      what: worker.output,
+    })
     const port = Number(new URL(coordinator.url).port)
     await coordinator.stop('SIGKILL')
     // The agent finishes while no coordinator answers: the completion has to wait for the restart.
-    await waitUntil(async () => (await lines(marker)).includes('finished'), 30_000)
+    await waitFor(async () => (await lines(marker)).includes('finished'), { timeoutMs: 30_000, everyMs: 100 })
     await new Promise((r) => setTimeout(r, 500))
     coordinator = await startCoordinator(suite.db.url ?? '', port, 60_000)
     const d = await waitForStatus(coordinator.url, id, 45_000, [worker, coordinator])
@@ -131,10 +143,14 @@ describe('resilience', () => {
       args: ['--grace-ms', '300'],
     })
     await dispatch(coordinator.url, 'e2e-orphaned', { repo: suite.repo })
-    await waitUntil(async () => (await lines(marker)).includes('started'), 30_000, worker.output)
+    await waitFor(async () => (await lines(marker)).includes('started'), {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      what: worker.output,
+    })
     await coordinator.stop('SIGKILL')
     // The completion now retries against nobody; the stop must not wait for its whole retry budget.
-    await waitUntil(async () => (await lines(marker)).includes('finished'), 30_000)
+    await waitFor(async () => (await lines(marker)).includes('finished'), { timeoutMs: 30_000, everyMs: 100 })
     worker.child.kill('SIGTERM')
     expect(await worker.exited).toBe(0)
   }, 60_000)

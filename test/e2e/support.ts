@@ -11,6 +11,7 @@ import type { DispatchView, Role, SubagentDefinition } from '../../src/contract/
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { waitFor } from '../support/wait.js'
 import { makeRepo, tempDir } from '../worker/git-fixtures.js'
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
@@ -209,7 +210,7 @@ export async function startCoordinator(
     PREFLIGHT_BOOTSTRAP_TOKENS: BOOTSTRAP,
   })
   const url = `http://127.0.0.1:${p}`
-  await waitUntil(
+  await waitFor(
     () =>
       client(url, '')
         .getReadiness()
@@ -217,8 +218,7 @@ export async function startCoordinator(
           (r) => r.status === 'ok',
           () => false,
         ),
-    30_000,
-    () => proc.output(),
+    { timeoutMs: 30_000, everyMs: 100, what: () => proc.output() },
   )
   return { ...proc, url }
 }
@@ -288,19 +288,6 @@ export async function waitForStatus(url: string, id: string, timeoutMs = 30_000,
   }
   const outputs = procs.map((p) => p.output()).join('\n---\n')
   throw new Error(`timed out after ${timeoutMs} ms\n${JSON.stringify(last)}\n${outputs}`)
-}
-
-export async function waitUntil(
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-  why: () => string = () => '',
-) {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`timed out after ${timeoutMs} ms\n${why()}`)
 }
 
 // Worker steps of one attempt, in the order the coordinator recorded them.

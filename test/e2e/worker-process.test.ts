@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { WORKER_FLUSH_MS } from '../../src/cli/commands.js'
+import { waitFor } from '../support/wait.js'
 import { diesWithin } from '../worker/git-fixtures.js'
 import {
   call,
@@ -17,7 +18,6 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-  waitUntil,
 } from './support.js'
 
 const suite = e2eSuite()
@@ -42,7 +42,7 @@ describe('worker process', () => {
       args: ['--grace-ms', '30000'],
     })
     const running = await dispatch(coordinator.url, 'e2e-graceful', { repo: suite.repo })
-    await waitUntil(async () => existsSync(marker), 30_000, worker.output)
+    await waitFor(async () => existsSync(marker), { timeoutMs: 30_000, everyMs: 100, what: worker.output })
     worker.child.kill('SIGTERM')
     const queued = await dispatch(coordinator.url, 'e2e-graceful', { repo: suite.repo })
     expect(await worker.exited).toBe(0)
@@ -93,7 +93,7 @@ describe('worker process', () => {
       args: ['--grace-ms', '200'],
     })
     const id = await dispatch(coordinator.url, 'e2e-impatient', { repo: suite.repo })
-    await waitUntil(async () => existsSync(marker), 30_000, worker.output)
+    await waitFor(async () => existsSync(marker), { timeoutMs: 30_000, everyMs: 100, what: worker.output })
     const pid = Number((await readFile(marker, 'utf8')).trim())
     worker.child.kill('SIGTERM')
     expect(await worker.exited).toBe(0)

@@ -18,9 +18,9 @@ import {
   startCoordinator,
   TERMINAL,
   TOKENS,
-  waitUntil,
 } from '../e2e/support.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { waitFor } from '../support/wait.js'
 import { chaos, type Fault } from './chaos.js'
 
 const DISPATCHES = Number(process.env.SOAK_DISPATCHES ?? 200)
@@ -122,7 +122,7 @@ describe('soak', () => {
     const ended = async () =>
       Number((await sql`SELECT count(*) AS n FROM dispatches WHERE status = ANY(${TERMINAL})`)[0]?.n ?? 0)
     // the faults begin once the first dispatches have ended: the system is busy when they hit
-    await waitUntil(async () => (await ended()) >= 4, 120_000)
+    await waitFor(async () => (await ended()) >= 4, { timeoutMs: 120_000, everyMs: 100 })
     let errors = 0
     const faults: Fault[] = await chaos({
       leaseMs: LEASE_MS,
@@ -139,11 +139,11 @@ describe('soak', () => {
     await creating
     // a duplicate create, on the other coordinator, answers the same dispatch
     for (const i of [1, 2, 3]) expect(await create(i + 1)).toBe(ids.get(i + 1))
-    await waitUntil(
-      async () => (await ended()) === DISPATCHES,
-      240_000,
-      () => [...workers.values()].map((w) => w.output().slice(-2_000)).join('\n---\n'),
-    )
+    await waitFor(async () => (await ended()) === DISPATCHES, {
+      timeoutMs: 240_000,
+      everyMs: 100,
+      what: () => [...workers.values()].map((w) => w.output().slice(-2_000)).join('\n---\n'),
+    })
     for (const c of coordinators) errors += await serverErrors(c)
     const seconds = (Date.now() - started) / 1000
 
