@@ -11,7 +11,7 @@
 import { lstat, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Baseline } from '../src/contract/index.js'
+import type { Baseline, PreflightReport } from '../src/contract/index.js'
 import { agentScratch } from './identity.js'
 import { begin, type Job } from './job.js'
 import type { GitRun } from './run/git-env.js'
@@ -29,36 +29,61 @@ const tmpScratch: ScratchMaker = async () => {
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) }
 }
 
-// The step as the dispatch runs it: as the agent, its temporary index in the slot uid's scratch directory.
-export async function baseline(job: Job, dir: string): Promise<Baseline | undefined> {
+// The step as the dispatch runs it: as the agent, its temporary index in the slot uid's scratch
+// directory; the worktree's top and HEAD as verify's git check found them, when it ran.
+export async function baseline(
+  job: Job,
+  dir: string,
+  report: PreflightReport,
+): Promise<Baseline | undefined> {
   await begin(job, 'baseline')
   const { identity } = job
   // with an identity, the temporary index lives in a directory of the slot uid's that no agent can reach
   const makeScratch = identity ? () => agentScratch(job.deps.config.workdir, job.name, identity) : undefined
+  const where = probedWhere(report)
   // as the agent (job.git): the objects it writes are the agent's, and it reaches nothing the agent cannot
-  const base = await captureBaseline(dir, job.git.run, {
+  return captureBaseline(dir, job.git.run, {
     timeoutMs: job.deps.config.baselineGitTimeoutMs,
     ...(makeScratch ? { makeScratch } : {}),
+    ...(where ? { where } : {}),
   })
-  return base
+}
+
+// The worktree's top and HEAD, as a git requirement's check saw them (met or unmet, never an error): the
+// same `rev-parse` the baseline would run, run by verify as the agent, in the same directory, with
+// nothing of the dispatch's running since (setup's processes were swept before verify; the agent has not
+// started). One process fewer a dispatch. Anything else — no git requirement, an error, no worktree —
+// and the baseline asks git itself.
+export function probedWhere(report: Pick<PreflightReport, 'results'>): Where | undefined {
+  const git = report.results.find((r) => r.kind === 'git' && r.status !== 'error')
+  const { toplevel, head } = git?.observed ?? {}
+  if (typeof toplevel !== 'string' || toplevel === '') return undefined
+  return { root: toplevel, head: typeof head === 'string' && head !== '' ? head : null }
+}
+
+// The top of the worktree and HEAD's commit (null when HEAD is unborn).
+export interface Where {
+  root: string
+  head: string | null
 }
 
 // File names are bytes end to end (git's -z output in, stdin records out): a name that is not valid
 // UTF-8 is recorded as it is, never dropped or decoded into another name.
 // undefined when the workspace is not inside a git worktree: there is no state to record.
-// `timeoutMs` bounds each git run. Five git runs (six with links) for any workspace: each costs a
-// process, which is most of the baseline's price.
+// `timeoutMs` bounds each git run. Five git runs (six with links) for any workspace, four when `where`
+// is known: each costs a process, which is most of the baseline's price.
 export async function captureBaseline(
   workspace: string,
   git: GitRunner,
-  { timeoutMs, makeScratch = tmpScratch }: { timeoutMs?: number; makeScratch?: ScratchMaker } = {},
+  {
+    timeoutMs,
+    makeScratch = tmpScratch,
+    where,
+  }: { timeoutMs?: number; makeScratch?: ScratchMaker; where?: Where } = {},
 ): Promise<Baseline | undefined> {
-  // the top and HEAD at once: exit 1 with the top alone when HEAD is unborn, 128 outside a worktree
-  const rootAndHead = ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}']
-  const where = await git(workspace, rootAndHead, { timeoutMs })
-  const [root, commit] = where.stdout.split('\n')
-  if ((where.exitCode !== 0 && where.exitCode !== 1) || !root) return undefined
-  const head = where.exitCode === 0 && commit ? commit.trim() : null
+  const found = where ?? (await findWhere(workspace, git, timeoutMs))
+  if (!found) return undefined
+  const { root, head } = found
   const scratch = await makeScratch()
   try {
     // a temporary index that starts empty: the real one is never read or written
@@ -79,6 +104,15 @@ export async function captureBaseline(
 }
 
 type Run = (args: string[], input?: Buffer) => Promise<GitRun>
+
+// The top and HEAD at once: exit 1 with the top alone when HEAD is unborn, 128 outside a worktree.
+async function findWhere(workspace: string, git: GitRunner, timeoutMs?: number): Promise<Where | undefined> {
+  const rootAndHead = ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}']
+  const run = await git(workspace, rootAndHead, { timeoutMs })
+  const [root, commit] = run.stdout.split('\n')
+  if ((run.exitCode !== 0 && run.exitCode !== 1) || !root) return undefined
+  return { root, head: run.exitCode === 0 && commit ? commit.trim() : null }
+}
 
 interface Entry {
   path: Buffer

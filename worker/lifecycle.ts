@@ -25,7 +25,7 @@ async function run(job: Job<ClaimResponse>, had: Had): Promise<Ending> {
   }
   const preflight = await verify(job, workspace.dir)
   if (!proceeds(await report(job, preflight))) return 'preflight_failed'
-  had.baseline = await baseline(job, workspace.dir)
+  had.baseline = await baseline(job, workspace.dir, preflight)
   const exit = await agent(job, workspace.dir)
   Object.assign(had, { exit: { exitCode: exit.exitCode, durationMs: exit.durationMs }, tail: exit.tail })
   return complete(job, exit, had.baseline)

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs'
 import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { captureBaseline } from '../../worker/baseline.js'
+import { captureBaseline, probedWhere } from '../../worker/baseline.js'
+import type { GitRunner } from '../../worker/run/job-git.js'
 import { git, makeRepo, promisorTrap, removeAll, tempDir, writeFiles } from './git-fixtures.js'
 import { safeGit } from './worker-git.js'
 
@@ -280,6 +281,61 @@ function blobSha(content: string): string {
 
 // A workspace.path workspace is whatever is on the worker's disk: its config may name a promisor remote
 // whose lazy fetch would run a command. protocol.allow=never forbids every transport.
+// verify's git check ran the same rev-parse moments before: the baseline takes its top and HEAD.
+describe("the baseline with verify's top and HEAD", () => {
+  // the git runs the baseline starts, by subcommand
+  function counted(): { git: GitRunner; runs: string[] } {
+    const runs: string[] = []
+    const git: GitRunner = (cwd, args, call) => {
+      runs.push(args[0] ?? '')
+      return safeGit(cwd, args, call)
+    }
+    return { runs, git }
+  }
+
+  it('records the same baseline with one git run fewer: no rev-parse of its own', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    await writeFiles(dir, { 'new.txt': 'n\n' })
+    const own = counted()
+    const base = await captureBaseline(dir, own.git)
+    const given = counted()
+    const where = { root: dir, head: git(dir, 'rev-parse', 'HEAD') }
+    expect(await captureBaseline(dir, given.git, { where })).toEqual(base)
+    expect(own.runs[0]).toBe('rev-parse')
+    expect(given.runs).toEqual(own.runs.slice(1))
+  })
+
+  const result = (status: string, observed: Record<string, unknown>) => ({
+    results: [
+      {
+        kind: 'exec' as const,
+        requirement: 'git',
+        status: 'met' as const,
+        observed: { toplevel: '/x' },
+        durationMs: 1,
+      },
+      { kind: 'git' as const, requirement: 'history', status: status as 'met', observed, durationMs: 1 },
+    ],
+  })
+
+  it("takes them from a git requirement's check, met or unmet, HEAD unborn included", () => {
+    expect(probedWhere(result('met', { toplevel: '/w', head: 'abc', shallow: false }))).toEqual({
+      root: '/w',
+      head: 'abc',
+    })
+    expect(probedWhere(result('unmet', { toplevel: '/w', head: null, shallow: false }))).toEqual({
+      root: '/w',
+      head: null,
+    })
+  })
+
+  it('asks git itself after a check in error, outside a worktree, or without a git requirement', () => {
+    expect(probedWhere(result('error', { toplevel: '/w', head: 'abc' }))).toBeUndefined()
+    expect(probedWhere(result('unmet', { toplevel: null, head: null, shallow: false }))).toBeUndefined()
+    expect(probedWhere({ results: result('met', {}).results.slice(0, 1) })).toBeUndefined()
+  })
+})
+
 describe('captureBaseline on a partial clone', () => {
   it.each(['uploadpack', 'sshCommand'] as const)('runs no promisor remote it names (%s)', async (via) => {
     const scratch = await tempDir()
