@@ -139,7 +139,8 @@ export interface QueryOptions {
   prepare?: boolean
 }
 
-// Rows of a raw statement, whichever driver ran it.
+// Rows of a raw statement, whichever driver ran it. T is taken on trust: where the statement selects a
+// table's columns, T is picked from SqlRow (schema.ts), so that it follows the schema.
 export async function rows<T>(db: Orm, query: SQL, opts: QueryOptions = {}): Promise<T[]> {
   const client = opts.prepare ? clients.get(db) : undefined
   if (client) {

@@ -2,14 +2,15 @@
 import { sql } from 'drizzle-orm'
 import type { Completion, DispatchStatus, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
+import type { dispatches, SqlRow } from './schema.js'
 import { insertReasons, iso, jsonb } from './sql.js'
 
-export interface CompletionRead {
-  status: DispatchStatus
-  attempt: number
-  lease_token: string | null
+export type CompletionRead = Pick<
+  SqlRow<typeof dispatches>,
+  'status' | 'attempt' | 'lease_token' | 'completion'
+> & {
+  // the lease has not run out
   live: boolean
-  completion: Completion | null
 }
 
 // The dispatch as a completion needs it: the fence, the state, and the completion already stored.

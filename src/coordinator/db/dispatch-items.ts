@@ -1,32 +1,32 @@
 // A listed dispatch as a row and as the wire item: its state, and why it ended — the setup reason and
 // the tail of its output, the report's requirements that were not met, the last fault, the exit code.
 import { type SQL, sql } from 'drizzle-orm'
-import {
-  type DispatchItem,
-  type DispatchStatus,
-  FAULT_TEXT_CHARS,
-  type Metadata,
-} from '../../contract/index.js'
+import { type DispatchItem, FAULT_TEXT_CHARS, type Metadata } from '../../contract/index.js'
+import type { dispatches, SqlRow } from './schema.js'
 import { iso, isoMicro, isoText } from './sql.js'
 
 // Bounds of one item: the end of a setup's output, the failed requirements named, a fault's message.
 export const OUTPUT_TAIL_CHARS = 2048
 export const FAILED_SHOWN = 20
 
-export interface ItemRow {
-  id: string
-  status: DispatchStatus
-  attempt: number
-  max_attempts: number
-  subagent_name: string
-  subagent_version: number
-  priority: number
-  metadata: unknown
-  worker_id: string | null
+// The dispatch's own columns (timestamps as ISO text), and what itemColumns computes from them.
+export type ItemRow = Pick<
+  SqlRow<typeof dispatches>,
+  | 'id'
+  | 'status'
+  | 'attempt'
+  | 'max_attempts'
+  | 'subagent_name'
+  | 'subagent_version'
+  | 'priority'
+  | 'metadata'
+  | 'worker_id'
+  | 'created_at'
+  | 'updated_at'
+  | 'ended_at'
+> & {
+  // the page's sort column to the microsecond: the instant of its cursor
   key: string
-  created_at: string
-  updated_at: string
-  ended_at: string | null
   exit_code: unknown
   setup_reason: string | null
   output_tail: string | null

@@ -1,6 +1,7 @@
 // The dispatch listing: newest first, keyset on (created_at, id), by status, subagent, worker, reason
 // and a window; and the endings after a cursor, oldest ending first, keyset on (ended_at, id).
 import { type SQL, sql } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
 import {
   DISPATCH_STATUSES,
   type DispatchPage,
@@ -11,7 +12,8 @@ import {
 import { type Orm, PREPARED, rows } from './client.js'
 import { decodeCursor, encodeCursor, isMicroInstant, pageOf } from './cursor.js'
 import { type ItemRow, itemColumns, toItem } from './dispatch-items.js'
-import { instant, jsonb } from './sql.js'
+import { dispatches, dispatchReasons } from './schema.js'
+import { instant, jsonb, keysetWindow } from './sql.js'
 
 export interface DispatchFilters {
   status?: DispatchStatus[] | undefined
@@ -33,10 +35,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const isKey = (v: unknown): v is [string, string] =>
   Array.isArray(v) && v.length === 2 && isMicroInstant(v[0]) && typeof v[1] === 'string' && UUID.test(v[1])
 
+// The tables as the statements name them (FROM dispatches d, FROM dispatch_reasons r): the filters'
+// columns.
+const d = alias(dispatches, 'd')
+const r = alias(dispatchReasons, 'r')
+
 // The subagent and worker filters, on dispatches (d) or on a reason's copy of them (r).
-const matching = (f: DispatchFilters, table: 'd' | 'r' = 'd'): SQL[] => [
-  ...(f.subagent === undefined ? [] : [sql`${sql.raw(table)}.subagent_name = ${f.subagent}`]),
-  ...(f.worker === undefined ? [] : [sql`${sql.raw(table)}.worker_id = ${f.worker}`]),
+const matching = (f: DispatchFilters, t: typeof d | typeof r = d): SQL[] => [
+  ...(f.subagent === undefined ? [] : [sql`${t.subagentName} = ${f.subagent}`]),
+  ...(f.worker === undefined ? [] : [sql`${t.workerId} = ${f.worker}`]),
 ]
 // A page's LIMIT as a literal, not a parameter: the statements are prepared, and a generic plan that
 // does not know the limit costs the merged walks as if they read every row — past jit_above_cost, where
@@ -47,21 +54,15 @@ function limitOf(n: number): SQL {
 }
 
 const all = (conditions: SQL[]) => (conditions.length === 0 ? sql`true` : sql.join(conditions, sql` AND `))
-const statusIn = (statuses: readonly DispatchStatus[], table: 'd' | 'r' = 'd') =>
-  sql`${sql.raw(table)}.status IN (${sql.join(
+const statusIn = (statuses: readonly DispatchStatus[], t: typeof d | typeof r = d) =>
+  sql`${t.status} IN (${sql.join(
     statuses.map((s) => sql`${s}`),
     sql`, `,
   )})`
 
-// since, until and the cursor (strictly older than the previous page's last row) on a created_at column.
-function window(q: DispatchPageQuery, after: [string, string] | undefined, createdAt: string, id: string) {
-  const [at, key] = [sql.raw(createdAt), sql.raw(id)]
-  return [
-    ...(q.since === undefined ? [] : [sql`${at} >= ${instant(q.since)}`]),
-    ...(q.until === undefined ? [] : [sql`${at} < ${instant(q.until)}`]),
-    ...(after === undefined ? [] : [sql`(${at}, ${key}) < (${instant(after[0])}, ${after[1]}::uuid)`]),
-  ]
-}
+// The dispatch (d) ended for this reason.
+const endedFor = (reason: string) =>
+  sql`EXISTS (SELECT 1 FROM dispatch_reasons r WHERE ${r.dispatchId} = ${d.id} AND ${r.reason} = ${reason})`
 
 // The page's (created_at, id), one more than the limit. Without a reason: one walk per status (all nine
 // when none is asked for), each stopping at the page's size, merged — every status, subagent and worker
@@ -73,15 +74,15 @@ function pageKeys(q: DispatchPageQuery, after: [string, string] | undefined): SQ
   if (q.metadata !== undefined) return metadataKeys({ ...q, metadata: q.metadata }, after)
   if (q.reason !== undefined) {
     const conditions = [
-      sql`r.reason = ${q.reason}`,
-      ...window(q, after, 'r.created_at', 'r.dispatch_id'),
-      ...(q.status === undefined ? [] : [statusIn(q.status, 'r')]),
-      ...matching(q, 'r'),
+      sql`${r.reason} = ${q.reason}`,
+      ...keysetWindow(r.createdAt, r.dispatchId, q, after),
+      ...(q.status === undefined ? [] : [statusIn(q.status, r)]),
+      ...matching(q, r),
     ]
     return sql`SELECT r.created_at, r.dispatch_id AS id FROM dispatch_reasons r
       WHERE ${all(conditions)} ORDER BY r.created_at DESC, r.dispatch_id DESC ${limitOf(n)}`
   }
-  const conditions = [...window(q, after, 'd.created_at', 'd.id'), ...matching(q)]
+  const conditions = [...keysetWindow(d.createdAt, d.id, q, after), ...matching(q)]
   const walks = (q.status ?? DISPATCH_STATUSES).map(
     (
       status,
@@ -100,15 +101,11 @@ function metadataKeys(
   after: [string, string] | undefined,
 ): SQL {
   const conditions = [
-    sql`d.metadata @> ${jsonb(q.metadata)}`,
-    ...window(q, after, 'd.created_at', 'd.id'),
+    sql`${d.metadata} @> ${jsonb(q.metadata)}`,
+    ...keysetWindow(d.createdAt, d.id, q, after),
     ...(q.status === undefined ? [] : [statusIn(q.status)]),
     ...matching(q),
-    ...(q.reason === undefined
-      ? []
-      : [
-          sql`EXISTS (SELECT 1 FROM dispatch_reasons r WHERE r.dispatch_id = d.id AND r.reason = ${q.reason})`,
-        ]),
+    ...(q.reason === undefined ? [] : [endedFor(q.reason)]),
   ]
   return sql`SELECT d.created_at, d.id FROM dispatches d WHERE ${all(conditions)}
     ORDER BY d.created_at DESC, d.id DESC ${limitOf(q.limit + 1)}`
@@ -161,11 +158,7 @@ export function endingsQuery(q: EndingsPageQuery): SQL {
     sql`d.ended_at <= ${horizon}`,
     ...(q.status === undefined ? [] : [statusIn(q.status)]),
     ...matching(q),
-    ...(q.reason === undefined
-      ? []
-      : [
-          sql`EXISTS (SELECT 1 FROM dispatch_reasons r WHERE r.dispatch_id = d.id AND r.reason = ${q.reason})`,
-        ]),
+    ...(q.reason === undefined ? [] : [endedFor(q.reason)]),
   ]
   const keys = sql`SELECT d.ended_at, d.id FROM dispatches d WHERE ${all(conditions)}
     ORDER BY d.ended_at, d.id ${limitOf(q.limit + 1)}`

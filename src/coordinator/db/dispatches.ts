@@ -5,15 +5,15 @@ import type {
   Cancellation,
   CreateDispatchRequest,
   DispatchCreated,
-  DispatchStatus,
   DispatchView,
-  Metadata,
-  Workspace,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
+import type { dispatches, SqlRow } from './schema.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+
+type Dispatch = SqlRow<typeof dispatches>
 
 // Queues a dispatch of the subagent's latest version; undefined when no such subagent is registered or
 // the idempotency key is taken (ON CONFLICT DO NOTHING). `notify`: also NOTIFY waiting claims of other
@@ -23,7 +23,7 @@ export async function insertDispatch(
   req: CreateDispatchRequest,
   opts: { maxAttempts: number; notify: boolean },
 ): Promise<DispatchCreated | undefined> {
-  const inserted = await one<DispatchCreated & { pg_notify?: unknown }>(
+  const inserted = await one<Pick<Dispatch, 'id' | 'status'>>(
     db,
     sql`WITH sv AS (
           SELECT name, version FROM subagent_versions WHERE name = ${req.subagent} ORDER BY version DESC LIMIT 1
@@ -53,15 +53,10 @@ function deadlineOf(req: CreateDispatchRequest) {
   return sql`NULL::timestamptz`
 }
 
-export interface KeyedRow {
-  id: string
-  status: DispatchStatus
-  subagent_name: string
-  workspace: Workspace
-  labels: string[] | null
-  priority: number
-  metadata: Metadata | null
-}
+export type KeyedRow = Pick<
+  Dispatch,
+  'id' | 'status' | 'subagent_name' | 'workspace' | 'labels' | 'priority' | 'metadata'
+>
 
 // The dispatch created with this idempotency key, as the request that created it.
 export async function findByKey(db: Orm, key: string) {
@@ -72,24 +67,25 @@ export async function findByKey(db: Orm, key: string) {
   )
 }
 
-interface DispatchRow {
-  id: string
-  status: DispatchStatus
-  attempt: number
-  max_attempts: number
-  subagent_name: string
-  subagent_version: number
-  workspace: Workspace
-  labels: string[] | null
-  idempotency_key: string | null
-  priority: number
-  metadata: Metadata | null
-  completion: DispatchView['completion'] | null
-  deadline: string | null
-  cancel: Cancellation | null
-  created_at: string
-  updated_at: string
-}
+type DispatchRow = Pick<
+  Dispatch,
+  | 'id'
+  | 'status'
+  | 'attempt'
+  | 'max_attempts'
+  | 'subagent_name'
+  | 'subagent_version'
+  | 'workspace'
+  | 'labels'
+  | 'idempotency_key'
+  | 'priority'
+  | 'metadata'
+  | 'completion'
+  | 'deadline'
+  | 'cancel'
+  | 'created_at'
+  | 'updated_at'
+>
 
 export async function findDispatch(db: Orm, id: string): Promise<DispatchView | undefined> {
   const row = await one<DispatchRow>(
@@ -134,7 +130,7 @@ export async function cancelDispatch(
   id: string,
   cancel: Omit<Cancellation, 'at'>,
 ): Promise<DispatchCreated | undefined> {
-  return one<DispatchCreated>(
+  return one<Pick<Dispatch, 'id' | 'status'>>(
     db,
     sql`WITH c AS (
           UPDATE dispatches SET status = 'cancelled', updated_at = now(), ended_at = now(),
@@ -150,7 +146,7 @@ export async function cancelDispatch(
 
 // Where a dispatch stands: what a write that matched nothing reads to say why.
 export async function findDispatchState(db: Orm, id: string) {
-  return one<{ id: string; status: DispatchStatus; attempt: number }>(
+  return one<Pick<Dispatch, 'id' | 'status' | 'attempt'>>(
     db,
     sql`SELECT id, status, attempt FROM dispatches WHERE id = ${id}`,
     PREPARED,

@@ -1,9 +1,12 @@
 // The dispatch event log: coordinator steps (created, claimed, …) and the worker's lifecycle steps.
 // Worker events are bounded (EventLimits); a read answers the newest EVENTS_SHOWN and the total.
 import { sql } from 'drizzle-orm'
-import type { DispatchEvent, DispatchStatus, Fence } from '../../contract/index.js'
+import type { DispatchEvent, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
+import type { dispatchEvents, dispatches, SqlRow } from './schema.js'
 import { iso, jsonb } from './sql.js'
+
+type Event = SqlRow<typeof dispatchEvents>
 
 // GET /v1/dispatches/{id} shows at most this many events, the newest, with the total beside them.
 export const EVENTS_SHOWN = 200
@@ -19,14 +22,7 @@ export async function listEvents(
   db: Orm,
   dispatchId: string,
 ): Promise<{ events: DispatchEvent[]; total: number }> {
-  const list = await rows<{
-    id: string
-    step: string
-    at: string
-    attempt: number
-    detail: unknown
-    total: number
-  }>(
+  const list = await rows<Pick<Event, 'id' | 'step' | 'at' | 'attempt' | 'detail'> & { total: number }>(
     db,
     sql`SELECT id, step, ${iso('at')} AS at, attempt, detail,
                (SELECT count(*)::int FROM dispatch_events WHERE dispatch_id = ${dispatchId}) AS total
@@ -40,14 +36,10 @@ export async function listEvents(
   return { events, total: list[0]?.total ?? 0 }
 }
 
-export interface AppendRow {
-  outcome: 'added' | 'stored' | 'full'
-  step: string
-  at: string
-  attempt: number
-  attempt_events: number
-  event_bytes: number
-}
+export type AppendRow = Pick<Event, 'step' | 'at' | 'attempt'> &
+  Pick<SqlRow<typeof dispatches>, 'attempt_events' | 'event_bytes'> & {
+    outcome: 'added' | 'stored' | 'full'
+  }
 
 // Appends a worker's step in one statement: the fence, the retry check (a stored event of the attempt
 // with the same step and detail is answered, not stored again), the limits (on the locked dispatch row)
@@ -102,14 +94,11 @@ export interface StreamedEvent extends DispatchEvent {
 // its last event). Events of one dispatch are written under its row's lock, so their ids grow in the
 // order they commit: a reader that saw id n never later finds one below it. undefined: no such dispatch.
 export async function eventsAfter(db: Orm, dispatchId: string, afterId: number, limit: number) {
-  const list = await rows<{
-    status: DispatchStatus
-    id: string | null
-    step: string
-    at: string
-    attempt: number
-    detail: unknown
-  }>(
+  // the event's columns are null when none is left (LEFT JOIN): told by its id
+  const list = await rows<
+    Pick<SqlRow<typeof dispatches>, 'status'> &
+      Pick<Event, 'step' | 'at' | 'attempt' | 'detail'> & { id: Event['id'] | null }
+  >(
     db,
     sql`SELECT d.status, e.id, e.step, ${iso('e.at')} AS at, e.attempt, e.detail
         FROM dispatches d LEFT JOIN LATERAL (
@@ -135,7 +124,7 @@ export async function eventsAfter(db: Orm, dispatchId: string, afterId: number, 
 
 // The id of the newest event of each of these dispatches (0 when none): what changed since a waiter looked.
 export async function lastEventIds(db: Orm, ids: string[]): Promise<Map<string, number>> {
-  const found = await rows<{ id: string; last: string | null }>(
+  const found = await rows<Pick<SqlRow<typeof dispatches>, 'id'> & { last: Event['id'] | null }>(
     db,
     sql`SELECT d.id, (SELECT max(e.id) FROM dispatch_events e WHERE e.dispatch_id = d.id) AS last
         FROM dispatches d WHERE d.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,

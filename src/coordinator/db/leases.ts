@@ -1,34 +1,32 @@
 // Leases: claim (one statement, FOR UPDATE SKIP LOCKED), heartbeat, the sweep, and the write fence.
 import { randomBytes } from 'node:crypto'
 import { type SQL, sql } from 'drizzle-orm'
-import {
-  type ClaimResponse,
-  type DispatchStatus,
-  ExpiryReason,
-  type Fence,
-  type Metadata,
-  type SubagentDefinition,
-  type Workspace,
-} from '../../contract/index.js'
+import { type ClaimResponse, type DispatchStatus, ExpiryReason, type Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
+import type { dispatches, SqlRow, subagentVersions } from './schema.js'
 import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
 const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
 
-interface ClaimedRow {
-  id: string
-  attempt: number
-  workspace: Workspace
-  labels: string[] | null
-  subagent_name: string
-  subagent_version: number
-  definition: SubagentDefinition
-  lease_token: string
-  expires_at: string
-  priority: number
-  metadata: Metadata | null
-  deadline: string | null
-}
+type Dispatch = SqlRow<typeof dispatches>
+
+type ClaimedRow = Pick<
+  Dispatch,
+  | 'id'
+  | 'attempt'
+  | 'workspace'
+  | 'labels'
+  | 'subagent_name'
+  | 'subagent_version'
+  | 'priority'
+  | 'metadata'
+  | 'deadline'
+> &
+  Pick<SqlRow<typeof subagentVersions>, 'definition'> & {
+    // the lease the claim has just written
+    lease_token: NonNullable<Dispatch['lease_token']>
+    expires_at: NonNullable<Dispatch['lease_expires_at']>
+  }
 
 // How long a queued dispatch waits before it goes ahead of every newer one, whatever their priority.
 export const PRIORITY_AGING_MS = 300_000
@@ -105,7 +103,7 @@ export async function claimNext(
 export async function extendLease(db: Orm, id: string, fence: Fence, leaseMs: number) {
   const held = sql`id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
           AND status IN ('claimed', 'running') AND lease_expires_at > now()`
-  return one<{ status: DispatchStatus; expires_at: string }>(
+  return one<Pick<Dispatch, 'status'> & { expires_at: NonNullable<Dispatch['lease_expires_at']> }>(
     db,
     sql`WITH renewed AS (
           UPDATE dispatches SET lease_expires_at = now() + ${interval(leaseMs)}, updated_at = now()
@@ -130,7 +128,7 @@ export async function sweepLeases(
   opts: { notify: boolean } = { notify: false },
 ): Promise<{ id: string; status: DispatchStatus; reason?: string }[]> {
   const late = sql`(deadline IS NOT NULL AND deadline <= now())`
-  const lapsed = await rows<{ id: string; status: DispatchStatus; late: boolean }>(
+  const lapsed = await rows<Pick<Dispatch, 'id' | 'status'> & { late: boolean }>(
     db,
     sql`WITH leased AS (
           SELECT id FROM dispatches

@@ -3,26 +3,26 @@
 import { sql } from 'drizzle-orm'
 import type {
   CheckResult,
-  ContextRequires,
   DispatchStatus,
   Outcome,
   PreflightDecision,
-  PreflightReport,
   PreflightRequest,
   PreflightView,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
+import type { dispatches, preflightReports, SqlRow, subagentVersions } from './schema.js'
 import { insertReasons, iso, jsonb } from './sql.js'
 
-export interface ReportRead {
-  status: DispatchStatus
-  attempt: number
-  lease_token: string | null
-  live: boolean
-  definition: { contextRequires?: ContextRequires }
-  previous_decision: PreflightDecision['decision'] | null
-  previous_report: PreflightReport | null
-}
+type Report = SqlRow<typeof preflightReports>
+
+export type ReportRead = Pick<SqlRow<typeof dispatches>, 'status' | 'attempt' | 'lease_token'> &
+  Pick<SqlRow<typeof subagentVersions>, 'definition'> & {
+    // the lease has not run out
+    live: boolean
+    // the report stored for the attempt: null when there is none
+    previous_decision: Report['decision'] | null
+    previous_report: Report['report'] | null
+  }
 
 // The dispatch as a report for `attempt` needs it: the fence, the pinned definition, and the report
 // already stored for that attempt (if any).
@@ -61,7 +61,7 @@ const judgedRows = (judged: Verdict) =>
 // Writes report, result rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
 // without an explicit transaction. Answers the subagent's name, or undefined when the fence did not hold.
 export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
-  return one<{ subagent_name: string }>(
+  return one<Pick<SqlRow<typeof dispatches>, 'subagent_name'>>(
     db,
     sql`WITH d AS (
           UPDATE dispatches SET status = ${judged.status}, updated_at = now(),
@@ -93,16 +93,10 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
   )
 }
 
-interface ReportRow {
-  id: number
-  attempt: number
-  outcome: PreflightView['outcome']
-  decision: PreflightView['decision']
-  declared: boolean
-  reason: string | null
-  report: PreflightReport
-  created_at: string
-}
+type ReportRow = Pick<
+  Report,
+  'id' | 'attempt' | 'outcome' | 'decision' | 'declared' | 'reason' | 'report' | 'created_at'
+>
 
 // The newest attempt's report as the coordinator judged it (results from the stored rows).
 export async function findLatestPreflight(db: Orm, dispatchId: string): Promise<PreflightView | undefined> {

@@ -4,7 +4,7 @@ import type { CheckResult, Outcome, ReportPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
 import { decodeCursor, isMicroInstant, pageOf } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'
-import { instant } from './sql.js'
+import { keysetWindow } from './sql.js'
 
 export interface ReportFilters {
   outcome?: Outcome | undefined
@@ -62,7 +62,11 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
   const byResults = query.kind !== undefined || query.reason !== undefined
   const byReports = query.outcome !== undefined || query.subagent !== undefined || query.worker !== undefined
   if (byResults && !byReports) return byResult(db, query, after)
-  const filtered = and(...conditionsFor(query), ...window(pr.createdAt, query, after), hasResult(query))
+  const filtered = and(
+    ...conditionsFor(query),
+    ...keysetWindow(pr.createdAt, pr.id, query, after),
+    hasResult(query),
+  )
   if (!byResults) {
     return db
       .select(columns)
@@ -100,7 +104,7 @@ function byResult(db: Orm, query: ReportPageQuery, after: [string, number] | und
       and(
         query.kind === undefined ? undefined : eq(rr.kind, query.kind),
         query.reason === undefined ? undefined : eq(rr.reason, query.reason),
-        ...window(rr.createdAt, query, after, rr.reportId),
+        ...keysetWindow(rr.createdAt, rr.reportId, query, after),
       ),
     )
     .groupBy(rr.createdAt, rr.reportId)
@@ -135,30 +139,6 @@ function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
     f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
     f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
     f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
-  ]
-}
-
-// since (inclusive) / until (exclusive) on a created_at column: a report's, or a result's copy of it.
-export function inWindow(
-  createdAt: typeof pr.createdAt | typeof rr.createdAt,
-  f: Pick<ReportFilters, 'since' | 'until'>,
-): (SQL | undefined)[] {
-  return [
-    f.since === undefined ? undefined : sql`${createdAt} >= ${instant(f.since)}`,
-    f.until === undefined ? undefined : sql`${createdAt} < ${instant(f.until)}`,
-  ]
-}
-
-// The window and the cursor: strictly older than the last row of the previous page.
-function window(
-  createdAt: typeof pr.createdAt | typeof rr.createdAt,
-  f: ReportFilters,
-  after: [string, number] | undefined,
-  id: typeof pr.id | typeof rr.reportId = pr.id,
-): (SQL | undefined)[] {
-  return [
-    ...inWindow(createdAt, f),
-    after && sql`(${createdAt}, ${id}) < (${instant(after[0])}, ${after[1]})`,
   ]
 }
 

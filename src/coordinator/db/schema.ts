@@ -1,4 +1,7 @@
-// drizzle-orm view of migrations/*.sql (the SQL files are the source of truth for the database).
+// drizzle-orm view of migrations/*.sql (the SQL files are the source of truth for the database): the
+// tables the code reads through drizzle, in a query or as the row type of a raw statement (SqlRow).
+// test/coordinator/db/schema.test.ts holds each one to the migrated database.
+import type { Column, Table } from 'drizzle-orm'
 import {
   bigint,
   boolean,
@@ -12,9 +15,35 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { CHECK_STATUSES, DECISIONS, DISPATCH_STATUSES, ROLES } from '../../contract/index.js'
+import {
+  type Cancellation,
+  CHECK_STATUSES,
+  type Completion,
+  DECISIONS,
+  DISPATCH_STATUSES,
+  type Metadata,
+  type PreflightReport,
+  ROLES,
+  type SubagentDefinition,
+  type Workspace,
+} from '../../contract/index.js'
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+// generic in the name: SqlRow keys a row by it
+const ts = <N extends string>(name: N) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+// A row of `table` as a raw `sql` statement answers it (client.ts rows()): keyed by column name, each
+// value as declared here but for what both drivers answer otherwise: a timestamp as text (select it
+// through iso() for ISO 8601), a bigint as text from postgres.js and as a number from PGlite.
+export type SqlRow<T extends Table> = {
+  [K in keyof T['_']['columns'] as T['_']['columns'][K]['_']['name']]: SqlValue<T['_']['columns'][K]>
+}
+type SqlValue<C extends Column> =
+  | (C['_']['data'] extends Date
+      ? string
+      : C['_']['columnType'] extends 'PgBigInt53'
+        ? string | number
+        : C['_']['data'])
+  | (C['_']['notNull'] extends true ? never : null)
 
 export const subagentVersions = pgTable(
   'subagent_versions',
@@ -22,7 +51,7 @@ export const subagentVersions = pgTable(
     name: text('name').notNull(),
     version: integer('version').notNull(),
     hash: char('hash', { length: 64 }).notNull(),
-    definition: jsonb('definition').notNull(),
+    definition: jsonb('definition').$type<SubagentDefinition>().notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.name, t.version] })],
@@ -32,8 +61,8 @@ export const dispatches = pgTable('dispatches', {
   id: uuid('id').primaryKey(),
   subagentName: text('subagent_name').notNull(),
   subagentVersion: integer('subagent_version').notNull(),
-  workspace: jsonb('workspace').notNull(),
-  labels: jsonb('labels'),
+  workspace: jsonb('workspace').$type<Workspace>().notNull(),
+  labels: jsonb('labels').$type<string[]>(),
   status: text('status', { enum: DISPATCH_STATUSES }).notNull().default('queued'),
   attempt: integer('attempt').notNull().default(0),
   maxAttempts: integer('max_attempts').notNull().default(3),
@@ -42,7 +71,7 @@ export const dispatches = pgTable('dispatches', {
   leaseOwner: text('lease_owner'),
   leaseToken: text('lease_token'),
   leaseExpiresAt: ts('lease_expires_at'),
-  completion: jsonb('completion'),
+  completion: jsonb('completion').$type<Completion>(),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
   attemptEvents: integer('attempt_events').notNull().default(0),
@@ -50,9 +79,9 @@ export const dispatches = pgTable('dispatches', {
   workerId: text('worker_id'),
   endedAt: ts('ended_at'),
   priority: integer('priority').notNull().default(0),
-  metadata: jsonb('metadata'),
+  metadata: jsonb('metadata').$type<Metadata>(),
   deadline: ts('deadline'),
-  cancel: jsonb('cancel'),
+  cancel: jsonb('cancel').$type<Cancellation>(),
 })
 
 export const dispatchReasons = pgTable(
@@ -88,7 +117,7 @@ export const preflightReports = pgTable('preflight_reports', {
   decision: text('decision', { enum: DECISIONS }).notNull(),
   declared: boolean('declared').notNull(),
   reason: text('reason'),
-  report: jsonb('report').notNull(),
+  report: jsonb('report').$type<PreflightReport>().notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
 })
 

@@ -1,5 +1,5 @@
 // SQL fragments shared by the query files.
-import { type SQL, sql } from 'drizzle-orm'
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm'
 
 // A timestamptz column as an ISO-8601 UTC string, the same from postgres.js and PGlite: as SQL text, and
 // as a fragment.
@@ -13,6 +13,31 @@ export const isoMicro = (column: string): SQL => sql.raw(isoText(column, 'US'))
 // An ISO instant as timestamptz, to the microsecond: ::text first, because a timestamptz parameter
 // would pass through a JS Date (milliseconds) in the driver.
 export const instant = (iso: string): SQL => sql`${iso}::text::timestamptz`
+
+// since (inclusive) and until (exclusive), ISO 8601, on a created_at column.
+export function inWindow(
+  createdAt: SQLWrapper,
+  f: { since?: string | undefined; until?: string | undefined },
+): SQL[] {
+  return [
+    ...(f.since === undefined ? [] : [sql`${createdAt} >= ${instant(f.since)}`]),
+    ...(f.until === undefined ? [] : [sql`${createdAt} < ${instant(f.until)}`]),
+  ]
+}
+
+// A keyset page, newest first on (created_at, id): the window, and after the cursor (the previous page's
+// last row: its created_at to the microsecond, and its id) — strictly older, the id breaking a tie.
+export function keysetWindow(
+  createdAt: SQLWrapper,
+  id: SQLWrapper,
+  f: { since?: string | undefined; until?: string | undefined },
+  after: readonly [string, string | number] | undefined,
+): SQL[] {
+  return [
+    ...inWindow(createdAt, f),
+    ...(after === undefined ? [] : [sql`(${createdAt}, ${id}) < (${instant(after[0])}, ${after[1]})`]),
+  ]
+}
 
 // A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
 export const jsonb = (value: unknown): SQL =>

@@ -59,7 +59,7 @@ export async function findSubagent(
     name: row.name,
     version: row.version,
     hash: row.hash,
-    definition: row.definition as SubagentDefinition,
+    definition: row.definition,
     createdAt: row.createdAt.toISOString(),
   }
 }

@@ -3,9 +3,8 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import type { SummaryPage } from '../../contract/index.js'
 import type { Orm } from './client.js'
 import { decodeCursor, pageOf } from './cursor.js'
-import { inWindow } from './reports.js'
 import { requirementResults as rr } from './schema.js'
-import { instant } from './sql.js'
+import { instant, inWindow } from './sql.js'
 
 export interface SummaryFilters {
   subagent?: string | undefined

@@ -5,6 +5,7 @@ import { type SQL, sql } from 'drizzle-orm'
 import type { Role, TokenPage, TokenView } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import { decodeCursor, pageOf } from './cursor.js'
+import { apiTokens } from './schema.js'
 import { iso, TOKENS_CHANNEL } from './sql.js'
 
 export interface NewToken {
@@ -13,21 +14,19 @@ export interface NewToken {
 }
 
 export async function insertToken(db: Orm, tokenHash: string, role: Role, opts: NewToken = {}) {
-  const row = await one<{ id: number }>(
-    db,
-    sql`INSERT INTO api_tokens (token_hash, role, label, expires_at)
-        VALUES (${tokenHash}, ${role}, ${opts.label ?? null}, ${opts.expiresAt?.toISOString() ?? null}::timestamptz)
-        RETURNING id`,
-  )
+  const [row] = await db
+    .insert(apiTokens)
+    .values({ tokenHash, role, label: opts.label, expiresAt: opts.expiresAt })
+    .returning({ id: apiTokens.id })
   return Number(row?.id)
 }
 
 // Seeds one token of PREFLIGHT_BOOTSTRAP_TOKENS (its role follows the list); a revoked one stays revoked.
 export async function upsertBootstrapToken(db: Orm, tokenHash: string, role: Role): Promise<void> {
-  await db.execute(
-    sql`INSERT INTO api_tokens (token_hash, role, label, bootstrap) VALUES (${tokenHash}, ${role}, 'bootstrap', true)
-        ON CONFLICT (token_hash) DO UPDATE SET role = excluded.role, bootstrap = true`,
-  )
+  await db
+    .insert(apiTokens)
+    .values({ tokenHash, role, label: 'bootstrap', bootstrap: true })
+    .onConflictDoUpdate({ target: apiTokens.tokenHash, set: { role, bootstrap: true } })
 }
 
 // Deletes the live bootstrap tokens whose hash is not given; answers how many went.
