@@ -19,7 +19,12 @@ import { subagentRoutes } from './routes/subagents.js'
 import { tokenRoutes } from './routes/tokens.js'
 import { webhookRoutes } from './routes/webhooks.js'
 import { CLAIM_PATH, workerRoutes } from './routes/worker.js'
-import { uiRoutes } from './ui/routes.js'
+import { isPage, renderPageError, uiRoutes } from './ui/routes.js'
+
+// One error handling for the whole app: the same status, code and message on every path, as the envelope
+// for the API and as a page for a browser on /ui.
+const answer = (err: unknown, c: Context<AppEnv>) =>
+  (isPage(c.req.path) ? renderPageError : renderError)(err, c)
 
 export function createApp(input: AppDeps) {
   const deps = resolveDeps(input)
@@ -69,9 +74,9 @@ export function createApp(input: AppDeps) {
   app.route('/', docsRoutes())
   app.doc31('/openapi.json', document)
   app.notFound((c) =>
-    renderError(new ApiError(404, ErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), c),
+    answer(new ApiError(404, ErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), c),
   )
-  app.onError(renderError)
+  app.onError(answer)
   return routes
 }
 

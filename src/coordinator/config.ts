@@ -1,11 +1,12 @@
 // What the app is built from: the database, the coordinator's configuration, the claim and endings
-// wakers, the claim hints, the metrics, the resolved tokens and the log.
+// wakers, the claim hints, the metrics, the resolved tokens, the clock and the log.
 import { type Log, silentLog } from '../log/log.js'
 import { DEFAULT_DELIVERY, type DeliveryConfig } from './alerts/deliver.js'
 import type { Database } from './db/client.js'
 import { type EventLimits, lastEventIds } from './db/events.js'
 import { PRIORITY_AGING_MS } from './db/leases.js'
 import { ClaimHints } from './dispatch/claim-hints.js'
+import { type Clock, systemClock } from './dispatch/long-poll.js'
 import { Waker } from './dispatch/waker.js'
 import { DispatchWatch } from './dispatch/watch.js'
 import { createMetrics, type Metrics } from './http/metrics.js'
@@ -116,6 +117,7 @@ export interface AppDeps {
   hints?: ClaimHints
   metrics?: Metrics
   tokens?: TokenCache<Principal>
+  clock?: Clock
   log?: Log
 }
 
@@ -134,6 +136,8 @@ export interface Deps {
   hints: ClaimHints
   metrics: Metrics
   tokens: TokenCache<Principal>
+  // What the long-polls and the event streams' keep-alives tell the time by.
+  clock: Clock
   log: Log
 }
 
@@ -152,6 +156,7 @@ export function resolveDeps(deps: AppDeps): Deps {
       deps.metrics ??
       createMetrics(deps.db.orm, { cacheMs: config.metricsCacheMs, perSecond: config.metricsPerSecond }),
     tokens: deps.tokens ?? new TokenCache<Principal>(config.tokenCacheMs),
+    clock: deps.clock ?? systemClock,
     log: deps.log ?? silentLog,
   }
 }

@@ -7,7 +7,10 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 
-export function limitBody(maxSize: number, onError: (c: Context) => Response): MiddlewareHandler {
+export function limitBody(
+  maxSize: number,
+  onError: (c: Context) => Response | Promise<Response>,
+): MiddlewareHandler {
   const counting = bodyLimit({ maxSize, onError })
   return async (c, next) => {
     const incoming = (c.env as { incoming?: { httpVersionMajor?: number } } | undefined)?.incoming

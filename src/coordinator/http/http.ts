@@ -20,23 +20,24 @@ export type AppEnv = {
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) {
-        const issues = result.error.issues.map((i) => ({ path: i.path, code: i.code, message: i.message }))
-        // metadata (a body's, or a listing's metadata.<key> filter) out of its bounds has its own code
-        const field = String(issues[0]?.path[0] ?? '')
-        const code = field === 'metadata' || field.startsWith(METADATA_PARAM)
-        throw new ApiError(
-          400,
-          code ? ErrorCode.InvalidMetadata : ErrorCode.InvalidRequest,
-          describe(issues, result.target),
-          {
-            target: result.target,
-            issues,
-          },
-        )
-      }
+      if (!result.success) throw invalidInput(result.error, result.target)
     },
   })
+}
+
+// A request part (`query`, `json`, `param`, …) its schema refused, as the client is told: 400
+// invalid-request with the issues in details. The operator pages validate their queries with it too.
+export function invalidInput(error: z.ZodError, target: string): ApiError {
+  const issues = error.issues.map((i) => ({ path: i.path, code: i.code, message: i.message }))
+  // metadata (a body's, or a listing's metadata.<key> filter) out of its bounds has its own code
+  const field = String(issues[0]?.path[0] ?? '')
+  const code = field === 'metadata' || field.startsWith(METADATA_PARAM)
+  return new ApiError(
+    400,
+    code ? ErrorCode.InvalidMetadata : ErrorCode.InvalidRequest,
+    describe(issues, target),
+    { target, issues },
+  )
 }
 
 function describe(issues: { path: PropertyKey[]; message: string }[], target: string): string {
@@ -94,11 +95,18 @@ export function authedRoute<const R extends Described>(roles: Role[], route: R) 
 // Maps anything thrown to the envelope; never leaks a stack trace (a 500's error goes to the access
 // log). A 503 says when to try again.
 export function renderError(err: unknown, c: Context): Response {
-  const e = toApiError(err)
+  const e = answerError(err, c)
   const body: ErrorEnvelope = { error: { code: e.code, message: e.message } }
   if (e.details !== undefined) body.error.details = e.details
-  if (e.status === 503 || e.status === 429) c.header('retry-after', String(RETRY_AFTER_SECONDS))
   return c.json(body, e.status as ContentfulStatusCode)
+}
+
+// What the client is told of anything thrown, whatever renders it (the envelope, or an operator page):
+// its status, code and message, and when to try again after a 503 or a 429.
+export function answerError(err: unknown, c: Context): ApiError {
+  const e = toApiError(err)
+  if (e.status === 503 || e.status === 429) c.header('retry-after', String(RETRY_AFTER_SECONDS))
+  return e
 }
 
 // What a 503 tells the client: the database reconnects within about this long once it answers.
@@ -129,6 +137,8 @@ function fromHttpException(err: HTTPException): ApiError {
   }
   if (err.status === 413) return new ApiError(413, ErrorCode.PayloadTooLarge, 'the request body is too large')
   if (err.status === 401) return new ApiError(401, ErrorCode.Unauthorized, err.message || 'unauthorized')
+  // hono's csrf() refuses a form posted from another site (the operator pages)
+  if (err.status === 403) return new ApiError(403, ErrorCode.Forbidden, err.message || 'refused')
   if (err.status < 500) return new ApiError(400, ErrorCode.InvalidRequest, err.message || 'bad request')
   return new ApiError(500, ErrorCode.Internal, 'internal error')
 }

@@ -9,6 +9,7 @@ import { type SSEStreamingApi, streamSSE } from 'hono/streaming'
 import { DispatchId, FINAL_STATUSES } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { eventsAfter } from '../db/events.js'
+import { countdown } from '../dispatch/long-poll.js'
 import { ApiError, ErrorCode, notFound } from '../http/errors.js'
 import { type AppEnv, authedRoute, errorResponse } from '../http/http.js'
 
@@ -94,12 +95,13 @@ async function pump(
 ): Promise<void> {
   let last = opts.after
   let page: Page | undefined = opts.first
-  let wrote = Date.now()
+  // the time left until a keep-alive is due: restarted by every write
+  let quiet = countdown(deps.clock, opts.keepAliveMs)
   while (page && !signal.aborted) {
     for (const event of page.events) {
       await stream.writeSSE({ id: String(event.id), data: JSON.stringify(event) })
       last = event.id
-      wrote = Date.now()
+      quiet = countdown(deps.clock, opts.keepAliveMs)
     }
     if (page.events.length < BATCH) {
       // read with the events: a final status here comes after every event it had
@@ -108,11 +110,11 @@ async function pump(
         return
       }
       if (deps.watch.isClosed) return
-      await deps.watch.wait(id, last, Math.max(0, wrote + opts.keepAliveMs - Date.now()), signal)
+      await deps.watch.wait(id, last, Math.max(0, quiet()), signal)
       if (signal.aborted || deps.watch.isClosed) return
-      if (Date.now() - wrote >= opts.keepAliveMs) {
+      if (quiet() <= 0) {
         await stream.write(': keep-alive\n\n')
-        wrote = Date.now()
+        quiet = countdown(deps.clock, opts.keepAliveMs)
       }
     }
     page = await eventsAfter(deps.db.orm, id, last, BATCH)

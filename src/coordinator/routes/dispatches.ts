@@ -22,6 +22,7 @@ import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { lastEventIds } from '../db/events.js'
 import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
+import { longPoll } from '../dispatch/long-poll.js'
 import { requestGone } from '../http/deadline.js'
 import { notFound } from '../http/errors.js'
 import {
@@ -176,18 +177,25 @@ async function viewWithin(
   waitMs: number,
   signal: AbortSignal,
 ): Promise<DispatchView> {
-  const deadline = Date.now() + waitMs
-  for (;;) {
-    // The newest event before the dispatch is read: an end written while it is read (its wake-up then
-    // comes before the wait) is newer, and the watch's next look wakes the wait. The read's own newest
-    // event is not that: the dispatch and its events are two reads, and the end may fall between them.
-    const seen = waitMs > 0 ? ((await lastEventIds(deps.db.orm, [id])).get(id) ?? 0) : 0
-    const view = await findDispatch(deps.db.orm, id)
-    if (!view) throw notFound(`dispatch ${id}`)
-    const left = deadline - Date.now()
-    if (FINAL_STATUSES.has(view.status) || left <= 0 || signal.aborted || deps.watch.isClosed) return view
-    await deps.watch.wait(id, seen, left, signal)
-  }
+  const { view } = await longPoll(
+    {
+      look: async () => {
+        // The newest event before the dispatch is read: an end written while it is read (its wake-up then
+        // comes before the wait) is newer, and the watch's next look wakes the wait. The read's own newest
+        // event is not that: the dispatch and its events are two reads, and the end may fall between them.
+        const seen = waitMs > 0 ? ((await lastEventIds(deps.db.orm, [id])).get(id) ?? 0) : 0
+        const view = await findDispatch(deps.db.orm, id)
+        if (!view) throw notFound(`dispatch ${id}`)
+        return { seen, view }
+      },
+      ready: ({ view }) => FINAL_STATUSES.has(view.status),
+      park: ({ seen }, ms) => deps.watch.wait(id, seen, ms, signal),
+      closed: () => deps.watch.isClosed,
+    },
+    waitMs,
+    { clock: deps.clock, signal },
+  )
+  return view
 }
 
 // Answers at once when there are endings after the cursor, else waits up to waitMs (capped): woken by
@@ -199,22 +207,28 @@ async function endingsWithin(
   signal: AbortSignal,
 ): Promise<EndingsPage> {
   const { endingsPollMs, endingsSettleMs: settleMs } = deps.config
-  const deadline = Date.now() + waitMs
   let cursor = query.cursor
-  for (;;) {
-    const looked = performance.now()
-    const page = await listEndings(deps.db.orm, { ...query, cursor, settleMs })
-    const left = deadline - Date.now()
-    if (page.items.length > 0 || left <= 0 || signal.aborted || deps.endings.isClosed) return page
-    // From here on, what ended after this page's horizon.
-    cursor = page.nextCursor
-    // An ending the page left out as not yet settled woke the endings at most settleMs before the look
-    // (its wake-up comes after its stamp): that wake-up counts, as does one during the look.
-    const woken = await deps.endings.wait(Math.min(left, endingsPollMs), signal, looked - settleMs)
-    // Woken by an ending: it is answered once settled.
-    if (woken && !signal.aborted && !deps.endings.isClosed)
-      await sleep(Math.min(settleMs, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(
-        () => {},
-      )
-  }
+  const { page } = await longPoll(
+    {
+      look: async () => {
+        const looked = performance.now()
+        return { looked, page: await listEndings(deps.db.orm, { ...query, cursor, settleMs }) }
+      },
+      ready: ({ page }) => page.items.length > 0,
+      park: async ({ looked, page }, ms, left) => {
+        // From here on, what ended after this page's horizon.
+        cursor = page.nextCursor
+        // An ending the page left out as not yet settled woke the endings at most settleMs before the look
+        // (its wake-up comes after its stamp): that wake-up counts, as does one during the look.
+        const woken = await deps.endings.wait(Math.min(ms, endingsPollMs), signal, looked - settleMs)
+        // Woken by an ending: it is answered once settled.
+        if (woken && !signal.aborted && !deps.endings.isClosed)
+          await sleep(Math.min(settleMs, Math.max(0, left())), undefined, { signal }).catch(() => {})
+      },
+      closed: () => deps.endings.isClosed,
+    },
+    waitMs,
+    { clock: deps.clock, signal },
+  )
+  return page
 }

@@ -17,6 +17,7 @@ import { claimNext } from '../db/leases.js'
 import { completeDispatch } from '../dispatch/completions.js'
 import { appendWorkerEvent } from '../dispatch/events.js'
 import { renewLease } from '../dispatch/fence.js'
+import { longPoll } from '../dispatch/long-poll.js'
 import { storeReport } from '../dispatch/preflight.js'
 import { requestGone } from '../http/deadline.js'
 import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
@@ -146,16 +147,24 @@ async function claimWithin(
   waitMs: number,
   signal: AbortSignal,
 ): Promise<ClaimResponse | undefined> {
-  const deadline = Date.now() + waitMs
-  for (;;) {
-    // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
-    if (signal.aborted) return undefined
-    const looked = performance.now()
-    const got = await claimNext(deps.db.orm, req, deps.config.leaseMs, deps.config.priorityAgingMs)
-    if (got) return got
-    const left = deadline - Date.now()
-    if (left <= 0 || deps.waker.isClosed) return undefined
-    // a dispatch queued while the claim looked (after its snapshot) woke it already: it looks again at once
-    await deps.waker.wait(Math.min(left, deps.config.claimPollMs), signal, looked)
-  }
+  const { got } = await longPoll(
+    {
+      look: async () => {
+        // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
+        if (signal.aborted) return { looked: 0, got: undefined }
+        const looked = performance.now()
+        return {
+          looked,
+          got: await claimNext(deps.db.orm, req, deps.config.leaseMs, deps.config.priorityAgingMs),
+        }
+      },
+      ready: ({ got }) => got !== undefined,
+      // a dispatch queued while the claim looked (after its snapshot) woke it already: it looks again at once
+      park: ({ looked }, ms) => deps.waker.wait(Math.min(ms, deps.config.claimPollMs), signal, looked),
+      closed: () => deps.waker.isClosed,
+    },
+    waitMs,
+    { clock: deps.clock, signal },
+  )
+  return got
 }

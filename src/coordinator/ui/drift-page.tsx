@@ -1,13 +1,13 @@
 // Per subagent and requirement: how often it was checked and held, when it last held, and the first
 // failure after that (drift). Drifting rows come first and say so in words, not colour alone.
 import type { SummaryItem } from '../../contract/index.js'
-import { ErrorBox, Page } from './layout.js'
+import { ErrorBox, Page, type Problem } from './layout.js'
 
 export interface DriftProps {
   items: SummaryItem[]
   since: string
   until: string
-  error?: string | undefined
+  error?: Problem | undefined
   next?: string | undefined
 }
 
@@ -27,7 +27,7 @@ export function DriftPage({ items, since, until, error, next }: DriftProps) {
         <button type="submit">Show</button>
       </form>
       {error ? (
-        <ErrorBox message={error} />
+        <ErrorBox problem={error} />
       ) : rows.length === 0 ? (
         <p class="note">No requirement was checked in this window.</p>
       ) : (

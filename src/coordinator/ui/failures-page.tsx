@@ -1,11 +1,11 @@
 // Every dispatch that did not succeed, newest first, with the list API's filters and why each ended.
 import { type DispatchItem, FAILURE_STATUSES } from '../../contract/index.js'
-import { Code, ErrorBox, Page, Status } from './layout.js'
+import { Code, ErrorBox, Page, type Problem, Status } from './layout.js'
 
 export interface FailuresProps {
   items: DispatchItem[]
   filters: { status: string; subagent: string; reason: string; since: string; until: string }
-  error?: string | undefined
+  error?: Problem | undefined
   next?: string | undefined
 }
 
@@ -45,7 +45,7 @@ export function FailuresPage({ items, filters, error, next }: FailuresProps) {
         <button type="submit">Filter</button>
       </form>
       {error ? (
-        <ErrorBox message={error} />
+        <ErrorBox problem={error} />
       ) : items.length === 0 ? (
         <p class="note">No failed dispatch matches.</p>
       ) : (

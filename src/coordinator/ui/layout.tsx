@@ -79,10 +79,22 @@ export function Reason({ code }: { code: string }) {
   )
 }
 
-export function ErrorBox({ message }: { message: string }) {
+// What a refused request is told: the API's stable code for it (a form's own message has none) and
+// words for a person.
+export interface Problem {
+  code?: string
+  message: string
+}
+
+export function ErrorBox({ problem }: { problem: Problem }) {
   return (
     <p class="error-box" role="alert">
-      {message}
+      {problem.code && (
+        <>
+          <code>{problem.code}</code>{' '}
+        </>
+      )}
+      {problem.message}
     </p>
   )
 }

@@ -1,10 +1,10 @@
 // The operator page at /ui: server-rendered HTML (Hono's JSX), readable without JavaScript, with a
 // Content-Security-Policy that lets the page load nothing but its own style sheet. Sign-in is a form
-// (session.ts says how the session is kept); every other page needs a session.
+// (session.ts says how the session is kept); every other page needs a session. Queries are checked and
+// errors answered as the API does (the same status, code and message), shown as a page.
 import { type Context, Hono } from 'hono'
 import { csrf } from 'hono/csrf'
 import { html } from 'hono/html'
-import { HTTPException } from 'hono/http-exception'
 import type { Child } from 'hono/jsx'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { z } from 'zod'
@@ -14,7 +14,8 @@ import { listDispatches } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { summarise } from '../db/summary.js'
 import { limitBody } from '../http/body-limit.js'
-import { type AppEnv, RETRY_AFTER_SECONDS, toApiError } from '../http/http.js'
+import { ApiError, ErrorCode } from '../http/errors.js'
+import { type AppEnv, answerError, invalidInput } from '../http/http.js'
 import { DispatchPage } from './dispatch-page.js'
 import { DriftPage } from './drift-page.js'
 import { FailuresPage } from './failures-page.js'
@@ -27,6 +28,10 @@ const CSP =
 // a sign-in form holds one token and a path
 const FORM_LIMIT_BYTES = 4096
 
+// A path of the operator page: its errors are answered as a page (app.ts), the API's as the envelope.
+export const isPage = (path: string) => path === '/ui' || path.startsWith('/ui/')
+
+// The routes of /ui, without an onError of their own: what they throw is the app's one onError's.
 export function uiRoutes(deps: Pick<Deps, 'db'>) {
   const ui = new Hono<AppEnv>()
   // mounted at the app's root: every middleware names /ui, or it would apply to the API as well
@@ -41,7 +46,9 @@ export function uiRoutes(deps: Pick<Deps, 'db'>) {
     ui.use(path, csrf())
     ui.use(
       path,
-      limitBody(FORM_LIMIT_BYTES, (c) => c.text('the form is too large', 413)),
+      limitBody(FORM_LIMIT_BYTES, (c) =>
+        renderPageError(new ApiError(413, ErrorCode.PayloadTooLarge, 'the form is too large'), c),
+      ),
     )
   }
 
@@ -85,8 +92,8 @@ export function uiRoutes(deps: Pick<Deps, 'db'>) {
     })
     const failed = query.success && query.data.status?.every((s) => FAILURE_STATUSES.includes(s as never))
     if (!query.success || !failed) {
-      const error = query.success ? 'status: pick one of the failures' : problem(query.error)
-      return page(c, <FailuresPage items={[]} filters={filters} error={error} />, 400)
+      const error = query.success ? notAFailure() : invalidInput(query.error, 'query')
+      return page(c, <FailuresPage items={[]} filters={filters} error={error} />, error.status)
     }
     const { items, nextCursor } = await listDispatches(deps.db.orm, query.data)
     const next = nextCursor ? `/ui/failures?${params({ ...filters, cursor: nextCursor })}` : undefined
@@ -95,35 +102,35 @@ export function uiRoutes(deps: Pick<Deps, 'db'>) {
   ui.get('/ui/dispatches/:id', async (c) => {
     const id = z.uuid().safeParse(c.req.param('id'))
     const d = id.success ? await findDispatch(deps.db.orm, id.data) : undefined
-    if (!d) return page(c, <Missing what={`No dispatch ${c.req.param('id')}.`} />, 404)
+    if (!d) throw new ApiError(404, ErrorCode.NotFound, `No dispatch ${c.req.param('id')}.`)
     return page(c, <DispatchPage d={d} />)
   })
   ui.get('/ui/drift', async (c) => {
     const since = c.req.query('since') ?? ''
     const until = c.req.query('until') ?? ''
     const query = SummaryQuery.safeParse(withoutEmpty({ since, until, cursor: c.req.query('cursor') }))
-    if (!query.success)
-      return page(c, <DriftPage items={[]} since={since} until={until} error={problem(query.error)} />, 400)
+    if (!query.success) {
+      const error = invalidInput(query.error, 'query')
+      return page(c, <DriftPage items={[]} since={since} until={until} error={error} />, error.status)
+    }
     const { items, nextCursor } = await summarise(deps.db.orm, query.data)
     const next = nextCursor ? `/ui/drift?${params({ since, until, cursor: nextCursor })}` : undefined
     return page(c, <DriftPage items={items} since={since} until={until} next={next} />)
   })
-
-  // the API's mapping of what was thrown (a database outage is 503), as a page (the access log records a
-  // 500's error); hono's own refusals (a cross-site form: 403) keep their status
-  ui.onError((err, c) => {
-    const e = toApiError(err)
-    const status = err instanceof HTTPException ? err.status : e.status
-    if (status === 503) c.header('retry-after', String(RETRY_AFTER_SECONDS))
-    const what =
-      status === 500
-        ? 'Something went wrong on the coordinator.'
-        : err instanceof HTTPException
-          ? err.message || 'Refused.'
-          : e.message
-    return page(c, <Missing what={what} />, status)
-  })
   return ui
+}
+
+// What was thrown, answered as the API answers it (a database outage is 503 with Retry-After, anything
+// unexpected 500 `internal` with no stack: the access log records the error), as a page.
+export function renderPageError(err: unknown, c: Context): Response | Promise<Response> {
+  const e = answerError(err, c)
+  return page(
+    c,
+    <Page title="Not shown">
+      <ErrorBox problem={e} />
+    </Page>,
+    e.status,
+  )
 }
 
 function page(c: Context, body: Child, status = 200) {
@@ -134,7 +141,7 @@ function SignIn({ next, error }: { next: string; error?: string }) {
   return (
     <Page title="Sign in" signedIn={false}>
       <form class="signin" method="post" action="/ui/sign-in">
-        {error && <ErrorBox message={error} />}
+        {error && <ErrorBox problem={{ message: error }} />}
         <label>
           Operator token
           <input name="token" type="password" autocomplete="off" required autofocus />
@@ -150,17 +157,9 @@ function SignIn({ next, error }: { next: string; error?: string }) {
   )
 }
 
-function Missing({ what }: { what: string }) {
-  return (
-    <Page title="Not shown">
-      <ErrorBox message={what} />
-    </Page>
-  )
-}
-
-function problem(error: z.ZodError): string {
-  const first = error.issues[0]
-  return first ? `${first.path.join('.') || 'query'}: ${first.message}` : 'invalid query'
+// The failures page lists failures only: another status is refused as a bad value of the query.
+function notAFailure(): ApiError {
+  return new ApiError(400, ErrorCode.InvalidRequest, 'invalid query: status: pick one of the failures')
 }
 
 function withoutEmpty(query: Record<string, string | undefined>) {

@@ -10,6 +10,7 @@ import type { Role } from '../../contract/index.js'
 import type { Deps } from '../config.js'
 import { deleteSession, findSession, insertSession } from '../db/sessions.js'
 import { hashToken } from '../http/auth.js'
+import { ApiError, ErrorCode } from '../http/errors.js'
 import type { AppEnv } from '../http/http.js'
 
 export const COOKIE = 'preflight_session'
@@ -45,7 +46,7 @@ export function requireSession(deps: Pick<Deps, 'db'>): MiddlewareHandler<AppEnv
     const id = getCookie(c, COOKIE)
     const session = id ? await findSession(deps.db.orm, hashToken(id), ROLES) : undefined
     if (!session) {
-      if (c.req.method !== 'GET') return c.text('sign in first', 401)
+      if (c.req.method !== 'GET') throw new ApiError(401, ErrorCode.Unauthorized, 'sign in first')
       const back = new URL(c.req.url)
       return c.redirect(`/ui/sign-in?next=${encodeURIComponent(back.pathname + back.search)}`, 303)
     }

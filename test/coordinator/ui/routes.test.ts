@@ -13,6 +13,7 @@ const ORIGIN = 'http://localhost'
 async function send(
   path: string,
   init: { method?: string; cookie?: string; form?: Record<string, string> } = {},
+  app: TestApp = h,
 ) {
   const headers: Record<string, string> = {}
   if (init.cookie) headers.cookie = init.cookie
@@ -22,7 +23,7 @@ async function send(
     headers.origin = ORIGIN
     body = new URLSearchParams(init.form).toString()
   }
-  const res = await h.app.request(`${ORIGIN}${path}`, {
+  const res = await app.app.request(`${ORIGIN}${path}`, {
     method: init.method ?? (init.form ? 'POST' : 'GET'),
     headers,
     body,
@@ -31,8 +32,8 @@ async function send(
 }
 
 // Signs in with the token; answers the session cookie as a Cookie header value.
-async function signIn(token = tokens.operator): Promise<string> {
-  const res = await send('/ui/sign-in', { form: { token, next: '/ui/drift' } })
+async function signIn(token = tokens.operator, app: TestApp = h): Promise<string> {
+  const res = await send('/ui/sign-in', { form: { token, next: '/ui/drift' } }, app)
   expect(res.status).toBe(303)
   const cookie = res.headers.get('set-cookie') ?? ''
   return cookie.split(';')[0] as string
@@ -98,6 +99,9 @@ describe('signing in', () => {
     })
     expect(res.status).toBe(403)
     expect(res.headers.get('set-cookie')).toBeNull()
+    // the app's answer to it, as a page
+    expect(res.headers.get('content-type')).toContain('text/html')
+    expect(await res.text()).toContain('<code>forbidden</code>')
   })
 
   it.each([
@@ -314,6 +318,52 @@ describe('the drift page', () => {
     expect(res.status).toBe(400)
     expect(res.text).toContain('role="alert"')
     expect(res.text).toContain('since')
+  })
+})
+
+// The pages answer what the API would (the same status, code and message, through the app's one error
+// handling), as HTML a browser shows, never the JSON envelope or a stack.
+describe('errors on a page', () => {
+  it.each([
+    ['/ui/failures', '/v1/dispatches'],
+    ['/ui/drift', '/v1/reports/summary'],
+  ])('answers a bad query of %s with the code and message the API (%s) gives it', async (page, api) => {
+    const query = '?since=yesterday'
+    const json = await h.call('GET', `${api}${query}`, { role: 'operator' })
+    expect(json.status).toBe(400)
+    expect(json.body.error.code).toBe('invalid-request')
+    const res = await send(`${page}${query}`, { cookie: await signIn() })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    expect(res.text).toContain(`<code>invalid-request</code> ${json.body.error.message}`)
+    // the form stays, with what was asked, to be put right
+    expect(res.text).toContain('value="yesterday"')
+  })
+
+  it('answers a path no page has with a 404 page, not the envelope', async () => {
+    const res = await send('/ui/no-such-page', { cookie: await signIn() })
+    expect(res.status).toBe(404)
+    expect(res.headers.get('content-type')).toContain('text/html')
+    expect(res.text).toContain('<code>not-found</code>')
+  })
+})
+
+describe('an unexpected error on a page', () => {
+  // its own database: the test takes a table away (and puts it back) under the page
+  const broken = useTestApp()
+
+  it("gets the app's 500: code internal, as a page, with nothing of the error in it", async () => {
+    const cookie = await signIn(tokens.operator, broken)
+    await broken.t.db.orm.execute(sql`ALTER TABLE dispatches RENAME TO dispatches_away`)
+    try {
+      const res = await send('/ui/failures', { cookie }, broken)
+      expect(res.status).toBe(500)
+      expect(res.headers.get('content-type')).toContain('text/html')
+      expect(res.text).toContain('<code>internal</code> internal error')
+      expect(res.text).not.toMatch(/dispatches|relation|at .*\.(ts|js):\d+/)
+    } finally {
+      await broken.t.db.orm.execute(sql`ALTER TABLE dispatches_away RENAME TO dispatches`)
+    }
   })
 })
 
