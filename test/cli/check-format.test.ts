@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { render } from '../../src/cli/check-format.js'
-import { MIXED } from './check-fixtures.js'
+import { MIXED } from '../support/check-fixtures.js'
 
 describe('text', () => {
   it('colours the statuses when asked, and only then', () => {

@@ -1,8 +1,8 @@
 // `--format junit`: failures and errors apart, counted, valid against the schemas CI tools read it by.
 import { describe, expect, it } from 'vitest'
 import { junit } from '../../src/cli/check-junit.js'
-import { MIXED, report, result } from './check-fixtures.js'
-import { SCHEMAS, validate } from './junit-schemas.js'
+import { MIXED, report, result } from '../support/check-fixtures.js'
+import { SCHEMAS, validate } from '../support/junit-schemas.js'
 
 describe('JUnit', () => {
   const xml = junit(MIXED, 'ci-runner')

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { why } from '../../src/cli/check-why.js'
 import { Reason, RequirementKind } from '../../src/contract/index.js'
-import { result } from './check-fixtures.js'
+import { result } from '../support/check-fixtures.js'
 
 describe('the reason phrase', () => {
   it('says what a timeout waited for, never "timeout: " with nothing after it', () => {

@@ -5,10 +5,10 @@ import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import { describe, expect, it } from 'vitest'
+import { repoWithCommit, testDir, write } from '../support/checks.js'
 import { runCli } from '../support/cli.js'
-import { repoWithCommit, testDir, write } from '../worker/checks/helpers.js'
-import { promisorTrap } from '../worker/git-fixtures.js'
-import { SCHEMAS, validate } from './junit-schemas.js'
+import { promisorTrap } from '../support/git-fixtures.js'
+import { SCHEMAS, validate } from '../support/junit-schemas.js'
 
 const BIN = join(import.meta.dirname, '../../bin/preflight.js')
 const PATH = process.env.PATH ?? ''

@@ -12,6 +12,9 @@ import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { DispatchWatch } from '../../src/coordinator/dispatch/watch.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import { type Reply, type TestApp, tokens } from '../support/app.js'
+import { runCli } from '../support/cli.js'
+import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import {
   type Driven,
   exited,
@@ -19,10 +22,7 @@ import {
   queued,
   running,
   setupFailed,
-} from '../coordinator/routes/dispatch-states.js'
-import { type Reply, type TestApp, tokens } from '../support/app.js'
-import { runCli } from '../support/cli.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
+} from '../support/dispatch-states.js'
 import { definition } from '../support/fixtures.js'
 import { waitFor } from '../support/wait.js'
 

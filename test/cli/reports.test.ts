@@ -6,9 +6,9 @@ import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
-import { errored, met, seedReport, unmet } from '../coordinator/routes/reports-fixtures.js'
 import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { errored, met, seedReport, unmet } from '../support/reports-fixtures.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
 const OPERATOR = 'cli-operator-token-0123456789'

@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import type { StartedTestContainer } from 'testcontainers'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, freePort, register, TOKENS } from '../e2e/support.js'
+import { images, ROOT, settled, startGitServer } from '../support/containers.js'
+import { dispatch, freePort, register, TOKENS } from '../support/e2e.js'
 import { waitFor } from '../support/wait.js'
-import { images, ROOT, settled, startGitServer } from './support.js'
 
 const run = promisify(execFile)
 

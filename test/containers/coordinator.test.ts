@@ -19,7 +19,7 @@ import {
   startCoordinator,
   startPostgres,
   urlOf,
-} from './support.js'
+} from '../support/containers.js'
 
 let network: StartedNetwork
 let db: StartedTestContainer

@@ -1,7 +1,7 @@
 // The images themselves: who they run as, what they start, and how big they are (printed, and kept in
 // docs/operations.md).
 import { describe, expect, it } from 'vitest'
-import { imageFacts, images } from './support.js'
+import { imageFacts, images } from '../support/containers.js'
 
 describe('the images', () => {
   it('prints the sizes', async () => {

@@ -5,9 +5,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { StartedTestContainer } from 'testcontainers'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, register, TOKENS } from '../e2e/support.js'
+import { containerStack, outputOf, settled, spawnWorker, WORKER_CONFINEMENT } from '../support/containers.js'
+import { dispatch, register, TOKENS } from '../support/e2e.js'
 import { waitFor } from '../support/wait.js'
-import { containerStack, outputOf, settled, spawnWorker, WORKER_CONFINEMENT } from './support.js'
 
 const BASE = 100_000
 const stack = containerStack()

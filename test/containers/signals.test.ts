@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dispatch, register, stepsOf } from '../e2e/support.js'
+import { containerStack, inspect, kill, outputOf, settled, spawnWorker } from '../support/containers.js'
+import { dispatch, register, stepsOf } from '../support/e2e.js'
 import { waitFor } from '../support/wait.js'
-import { containerStack, inspect, kill, outputOf, settled, spawnWorker } from './support.js'
 
 const stack = containerStack()
 const inOutbox = (name: string) => join(stack.outbox, name)

@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs'
 import { chmod, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, register, stepsOf } from '../e2e/support.js'
-import { git, tempDir } from '../worker/git-fixtures.js'
-import { containerStack, settled, spawnWorker } from './support.js'
+import { containerStack, settled, spawnWorker } from '../support/containers.js'
+import { dispatch, register, stepsOf } from '../support/e2e.js'
+import { git, tempDir } from '../support/git-fixtures.js'
 
 const stack = containerStack({ 'package.json': '{}\n', 'src/index.ts': 'export {}\n' })
 // a repository on the host, bind-mounted into the worker, owned by a uid that is neither the

@@ -7,7 +7,6 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../support/wait.js'
 import {
   agentOutbox,
   call,
@@ -21,7 +20,8 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { waitFor } from '../support/wait.js'
 
 const suite = e2eSuite({ 'package.json': '{}\n' })
 let coordinator: { url: string }

@@ -3,7 +3,7 @@
 import { chmod, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { dispatch, e2eSuite, register, serveCoordinator, spawnWorker, waitForStatus } from './support.js'
+import { dispatch, e2eSuite, register, serveCoordinator, spawnWorker, waitForStatus } from '../support/e2e.js'
 
 const BASE = 61_100
 const isRoot = process.getuid?.() === 0

@@ -5,8 +5,6 @@ import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../support/wait.js'
-import { diesWithin } from '../worker/git-fixtures.js'
 import {
   agentOutbox,
   dispatch,
@@ -18,7 +16,9 @@ import {
   spawnWorker,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { diesWithin } from '../support/git-fixtures.js'
+import { waitFor } from '../support/wait.js'
 
 const BASE = 61_000
 const isRoot = process.getuid?.() === 0

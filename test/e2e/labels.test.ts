@@ -12,7 +12,7 @@ import {
   spawnWorker,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
 
 const suite = e2eSuite()
 let coordinator: { url: string }

@@ -11,9 +11,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { killAll, spawnWorker } from '../support/e2e.js'
+import { alive, tempDir } from '../support/git-fixtures.js'
 import { waitFor } from '../support/wait.js'
-import { alive, tempDir } from '../worker/git-fixtures.js'
-import { killAll, spawnWorker } from './support.js'
 
 const LEASE_MS = 3_000
 

@@ -3,8 +3,6 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../support/wait.js'
-import { git, makeRepo as makeRepoIn, removeAll, tempDir } from '../worker/git-fixtures.js'
 import {
   call,
   dispatch,
@@ -17,7 +15,9 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { git, makeRepo as makeRepoIn, removeAll, tempDir } from '../support/git-fixtures.js'
+import { waitFor } from '../support/wait.js'
 
 // suite.repo is another repository: the worker's own environment points git at it (GIT_DIR), and
 // nothing of that may reach a check.

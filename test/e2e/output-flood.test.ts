@@ -4,7 +4,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../support/wait.js'
 import {
   call,
   dispatch,
@@ -16,7 +15,8 @@ import {
   spawnWorker,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { waitFor } from '../support/wait.js'
 
 const suite = e2eSuite()
 let coordinator: { url: string }

@@ -3,7 +3,15 @@
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/index.js'
-import { call, e2eSuite, getDispatch, register, serveCoordinator, spawnWorker, TOKENS } from './support.js'
+import {
+  call,
+  e2eSuite,
+  getDispatch,
+  register,
+  serveCoordinator,
+  spawnWorker,
+  TOKENS,
+} from '../support/e2e.js'
 
 const suite = e2eSuite()
 let coordinator: { url: string }

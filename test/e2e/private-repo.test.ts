@@ -3,7 +3,6 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bareRepos, type GitServer, startHttpGitServer } from '../worker/git-servers.js'
 import {
   agentOutbox,
   dispatch,
@@ -13,7 +12,8 @@ import {
   serveCoordinator,
   spawnWorker,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { bareRepos, type GitServer, startHttpGitServer } from '../support/git-servers.js'
 
 const PASSWORD = 'e2e-clone-password-5f2c9a'
 const isRoot = process.getuid?.() === 0

@@ -4,8 +4,6 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../support/wait.js'
-import { alive } from '../worker/git-fixtures.js'
 import {
   type Coordinator,
   call,
@@ -19,7 +17,9 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { alive } from '../support/git-fixtures.js'
+import { waitFor } from '../support/wait.js'
 
 const suite = e2eSuite()
 const LEASE_MS = 5_000

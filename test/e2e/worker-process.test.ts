@@ -4,8 +4,6 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { WORKER_FLUSH_MS } from '../../src/cli/commands.js'
-import { waitFor } from '../support/wait.js'
-import { diesWithin } from '../worker/git-fixtures.js'
 import {
   call,
   dispatch,
@@ -18,7 +16,9 @@ import {
   stepsOf,
   TOKENS,
   waitForStatus,
-} from './support.js'
+} from '../support/e2e.js'
+import { diesWithin } from '../support/git-fixtures.js'
+import { waitFor } from '../support/wait.js'
 
 const suite = e2eSuite()
 let coordinator: { url: string }

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chaos, type Fault } from '../support/chaos.js'
 import {
   type Coordinator,
   e2eSuite,
@@ -18,10 +19,9 @@ import {
   startCoordinator,
   TERMINAL,
   TOKENS,
-} from '../e2e/support.js'
+} from '../support/e2e.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 import { waitFor } from '../support/wait.js'
-import { chaos, type Fault } from './chaos.js'
 
 const DISPATCHES = Number(process.env.SOAK_DISPATCHES ?? 200)
 // Longer than the database outage and a coordinator's restart (a few seconds on a loaded machine), so

@@ -4,8 +4,8 @@
 // stays loaded for the next files, whose temp directories and FUSE mounts were then left behind (101
 // mounts and their servers, from a day of runs).
 import { afterEach } from 'vitest'
-import { unmountAll } from '../worker/checks/failing-mount.js'
-import { removeTestDirs } from '../worker/checks/helpers.js'
+import { removeTestDirs } from './checks.js'
+import { unmountAll } from './failing-mount.js'
 
 afterEach(() => {
   unmountAll()

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runAgent } from '../../worker/agent.js'
-import { diesWithin, removeAll, tempDir } from './git-fixtures.js'
+import { diesWithin, removeAll, tempDir } from '../support/git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

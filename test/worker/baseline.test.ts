@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { captureBaseline, probedWhere } from '../../worker/baseline.js'
 import type { GitRunner } from '../../worker/run/job-git.js'
-import { git, makeRepo, promisorTrap, removeAll, tempDir, writeFiles } from './git-fixtures.js'
-import { safeGit } from './worker-git.js'
+import { git, makeRepo, promisorTrap, removeAll, tempDir, writeFiles } from '../support/git-fixtures.js'
+import { safeGit } from '../support/worker-git.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

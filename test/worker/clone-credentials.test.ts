@@ -11,8 +11,8 @@ import {
 } from '../../worker/clone-credentials.js'
 import { prepareWorkspace } from '../../worker/prepare.js'
 import { bindGit } from '../../worker/run/job-git.js'
-import { removeAll, tempDir } from './git-fixtures.js'
-import { GIT } from './worker-git.js'
+import { removeAll, tempDir } from '../support/git-fixtures.js'
+import { GIT } from '../support/worker-git.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

@@ -11,9 +11,9 @@ import {
   sweep,
   writableBy,
 } from '../../worker/identity.js'
+import { testDir, write } from '../support/checks.js'
+import { alive, diesWithin } from '../support/git-fixtures.js'
 import { waitFor } from '../support/wait.js'
-import { testDir, write } from './checks/helpers.js'
-import { alive, diesWithin } from './git-fixtures.js'
 
 const isRoot = process.getuid?.() === 0
 

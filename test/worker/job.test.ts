@@ -11,7 +11,7 @@ import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { type DispatchDeps, openJob } from '../../worker/job.js'
 import { recordingLog } from '../support/log.js'
-import { GIT } from './worker-git.js'
+import { GIT } from '../support/worker-git.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 

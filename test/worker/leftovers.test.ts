@@ -9,7 +9,7 @@ import {
   removeStaleDispatches,
   worldWritableDirs,
 } from '../../worker/leftovers.js'
-import { testDir, write } from './checks/helpers.js'
+import { testDir, write } from '../support/checks.js'
 
 const isRoot = process.getuid?.() === 0
 const IPC_TABLES = [

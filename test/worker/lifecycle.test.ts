@@ -19,8 +19,8 @@ import { readClaim } from '../../worker/claim.js'
 import { workerConfig } from '../../worker/config.js'
 import { runDispatch } from '../../worker/lifecycle.js'
 import { findGit } from '../../worker/run/git-env.js'
+import { tempDir } from '../support/git-fixtures.js'
 import { recordingLog } from '../support/log.js'
-import { tempDir } from './git-fixtures.js'
 
 // `delayMs`: the answer comes that much later
 type Answer = { status: number; body?: unknown; raw?: string; delayMs?: number }

@@ -8,9 +8,9 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { CloneCredentials } from '../../worker/clone-credentials.js'
 import { type PrepareOptions, prepareWorkspace } from '../../worker/prepare.js'
-import { removeAll, tempDir } from './git-fixtures.js'
-import { bareRepos, type GitServer, startGitDaemon, startHttpGitServer } from './git-servers.js'
-import { JOB_GIT } from './worker-git.js'
+import { removeAll, tempDir } from '../support/git-fixtures.js'
+import { bareRepos, type GitServer, startGitDaemon, startHttpGitServer } from '../support/git-servers.js'
+import { JOB_GIT } from '../support/worker-git.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

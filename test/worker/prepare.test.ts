@@ -5,8 +5,8 @@ import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { allowedPath, prepareWorkspace, refuseRepo } from '../../worker/prepare.js'
 import { bindGit } from '../../worker/run/job-git.js'
-import { git, makeRepo, removeAll, tempDir, writeFiles } from './git-fixtures.js'
-import { GIT, JOB_GIT } from './worker-git.js'
+import { git, makeRepo, removeAll, tempDir, writeFiles } from '../support/git-fixtures.js'
+import { GIT, JOB_GIT } from '../support/worker-git.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

@@ -2,7 +2,7 @@ import { readFile, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runSetup, setupCommand } from '../../worker/setup.js'
-import { removeAll, tempDir, writeFiles } from './git-fixtures.js'
+import { removeAll, tempDir, writeFiles } from '../support/git-fixtures.js'
 
 const dirs: string[] = []
 afterEach(() => removeAll(dirs))

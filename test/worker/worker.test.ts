@@ -6,9 +6,9 @@ import { createApi } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
 import { startWorker } from '../../worker/worker.js'
+import { removeAll, tempDir } from '../support/git-fixtures.js'
 import { recordingLog } from '../support/log.js'
-import { removeAll, tempDir } from './git-fixtures.js'
-import { GIT } from './worker-git.js'
+import { GIT } from '../support/worker-git.js'
 
 let server: Server | undefined
 const dirs: string[] = []

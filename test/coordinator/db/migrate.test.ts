@@ -6,7 +6,7 @@ import { type DispatchPageQuery, listDispatches } from '../../../src/coordinator
 import { MigrationMismatch, migrate, readMigrations } from '../../../src/coordinator/db/migrate.js'
 import { listReports } from '../../../src/coordinator/db/reports.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
-import { met, seedReport, unmet } from '../routes/reports-fixtures.js'
+import { met, seedReport, unmet } from '../../support/reports-fixtures.js'
 
 describe('migrate', () => {
   let t: TestDatabase

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { completeDispatch } from '../../../src/coordinator/dispatch/completions.js'
 import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
+import { claimed, fenceOf, lapse, statusOf } from '../../support/claimed.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { definition, reportFor } from '../../support/fixtures.js'
-import { claimed, fenceOf, lapse, statusOf } from './claimed.js'
 
 describe('completeDispatch', () => {
   let t: TestDatabase

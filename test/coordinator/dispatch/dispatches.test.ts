@@ -6,9 +6,9 @@ import { registerSubagent } from '../../../src/coordinator/db/subagents.js'
 import { completeDispatch } from '../../../src/coordinator/dispatch/completions.js'
 import { cancelDispatch, createDispatch } from '../../../src/coordinator/dispatch/dispatches.js'
 import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
+import { claimed, fenceOf, queued } from '../../support/claimed.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { definition, reportFor, workspace } from '../../support/fixtures.js'
-import { claimed, fenceOf, queued } from './claimed.js'
 
 describe('createDispatch', () => {
   let t: TestDatabase

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { appendWorkerEvent } from '../../../src/coordinator/dispatch/events.js'
+import { claimed, fenceOf, lapse } from '../../support/claimed.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
-import { claimed, fenceOf, lapse } from './claimed.js'
 
 describe('appendWorkerEvent', () => {
   let t: TestDatabase

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DispatchError } from '../../../src/coordinator/dispatch/errors.js'
 import { fencedWrite, refusal, renewLease } from '../../../src/coordinator/dispatch/fence.js'
+import { claimed, fenceOf, LEASE_MS, lapse } from '../../support/claimed.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
-import { claimed, fenceOf, LEASE_MS, lapse } from './claimed.js'
 
 describe('fencedWrite', () => {
   it('runs the attempt again after a write that matched nothing, and answers the one that landed', async () => {

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findLatestPreflight } from '../../../src/coordinator/db/preflight.js'
 import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
+import { claimed, fenceOf, lapse, statusOf } from '../../support/claimed.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { definition, reportFor } from '../../support/fixtures.js'
-import { claimed, fenceOf, lapse, statusOf } from './claimed.js'
 
 describe('storeReport', () => {
   let t: TestDatabase

@@ -7,7 +7,7 @@ import { metricsRoutes } from '../../../src/coordinator/routes/metrics.js'
 import { tokens, useTestApp } from '../../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
-import { met, seedReport, unmet } from '../routes/reports-fixtures.js'
+import { met, seedReport, unmet } from '../../support/reports-fixtures.js'
 
 let t: TestDatabase
 let metrics: Metrics

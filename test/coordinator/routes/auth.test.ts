@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Role } from '../../../src/contract/index.js'
 import { useTestApp } from '../../support/app.js'
-import { routes } from './routes.js'
+import { routes } from '../../support/routes.js'
 
 const roles: Role[] = ['orchestrator', 'worker', 'operator', 'admin']
 

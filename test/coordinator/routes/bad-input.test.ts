@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type Reply, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch } from '../../support/fixtures.js'
-import { withBody } from './routes.js'
+import { withBody } from '../../support/routes.js'
 
 // Bad input never reaches a 500: always a 4xx with the error envelope.
 describe('bad input', () => {

@@ -3,9 +3,9 @@
 // Bounded: streams per coordinator, keep-alive comments, a longest life.
 import { describe, expect, it } from 'vitest'
 import { type TestApp, tokens, useTestApp } from '../../support/app.js'
+import { exited } from '../../support/dispatch-states.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
-import { exited } from './dispatch-states.js'
 
 interface Frame {
   id?: string

@@ -11,9 +11,9 @@ import { syncBootstrapTokens } from '../../../src/coordinator/http/auth.js'
 import { startServer } from '../../../src/coordinator/server.js'
 import { tokens, useTestApp } from '../../support/app.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
+import { running } from '../../support/dispatch-states.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor, workspace } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
-import { running } from './dispatch-states.js'
 
 const waitPath = (id: string, timeoutMs: number) =>
   `/v1/dispatches/${id}?waitFor=terminal&timeoutMs=${timeoutMs}`

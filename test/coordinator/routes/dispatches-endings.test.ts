@@ -5,9 +5,9 @@ import { encodeCursor } from '../../../src/coordinator/db/cursor.js'
 import { listEndings } from '../../../src/coordinator/db/dispatch-list.js'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
 import { type TestApp, useTestApp } from '../../support/app.js'
+import { cancelled, claimed, exited, preflightFailed, setupFailed } from '../../support/dispatch-states.js'
 import { definition, lapseLease } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
-import { cancelled, claimed, exited, preflightFailed, setupFailed } from './dispatch-states.js'
 
 const web = definition('web')
 const api = definition('api')

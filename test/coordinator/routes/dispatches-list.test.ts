@@ -3,7 +3,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { encodeCursor } from '../../../src/coordinator/db/cursor.js'
 import { useTestApp } from '../../support/app.js'
-import { definition } from '../../support/fixtures.js'
 import {
   cancelled,
   type Driven,
@@ -13,7 +12,8 @@ import {
   queued,
   running,
   setupFailed,
-} from './dispatch-states.js'
+} from '../../support/dispatch-states.js'
+import { definition } from '../../support/fixtures.js'
 
 const web = definition('web')
 const api = definition('api')

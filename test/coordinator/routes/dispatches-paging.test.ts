@@ -5,8 +5,8 @@ import { sql } from 'drizzle-orm'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DISPATCH_STATUSES } from '../../../src/contract/index.js'
 import { useTestApp } from '../../support/app.js'
+import { queued } from '../../support/dispatch-states.js'
 import { definition } from '../../support/fixtures.js'
-import { queued } from './dispatch-states.js'
 
 interface Seed {
   id: string

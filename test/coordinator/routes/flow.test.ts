@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.js'
+import { expired, preflightFailed, setupFailed } from '../../support/dispatch-states.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
-import { expired, preflightFailed, setupFailed } from './dispatch-states.js'
 
 // The whole happy path, on real PostgreSQL and on embedded PGlite; then the listing of the ways a dispatch
 // ends (driver differences: jsonb, timestamps).

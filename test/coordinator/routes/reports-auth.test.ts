@@ -1,6 +1,6 @@
 // Who may read reports: operator and admin; other roles 403, no or unknown token 401. Both in OpenAPI.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ReportsHarness, startReportsHarness } from './reports-app.js'
+import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
 
 let h: ReportsHarness
 

@@ -1,7 +1,7 @@
 // GET /v1/reports keyset pagination: every row exactly once, even when created_at ties or differs by 1 µs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { met, unmet } from './reports-fixtures.js'
+import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
+import { met, unmet } from '../../support/reports-fixtures.js'
 
 let h: ReportsHarness
 const seeded: string[] = []

@@ -2,8 +2,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ReportPage } from '../../../src/contract/index.js'
-import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { met, unmet } from './reports-fixtures.js'
+import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
+import { met, unmet } from '../../support/reports-fixtures.js'
 
 let h: ReportsHarness
 const seeded: string[] = []

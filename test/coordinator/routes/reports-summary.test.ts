@@ -2,8 +2,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SummaryPage } from '../../../src/contract/index.js'
-import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { errored, met, unmet } from './reports-fixtures.js'
+import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
+import { errored, met, unmet } from '../../support/reports-fixtures.js'
 
 let h: ReportsHarness
 const t = (day: number) => `2026-03-0${day}T12:00:00.000Z`

@@ -1,8 +1,8 @@
 // GET /v1/reports: each filter narrows, newest first, keyset pages, bad input → 400 envelope.
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ReportsHarness, startReportsHarness } from './reports-app.js'
-import { errored, met, unmet } from './reports-fixtures.js'
+import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
+import { errored, met, unmet } from '../../support/reports-fixtures.js'
 
 let h: ReportsHarness
 const ids: Record<string, string> = {}

@@ -2,8 +2,8 @@ import { chmodSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Access, agentAccess, mayAccess, reachable, type SearchCache } from '../../../worker/checks/access.js'
-import { failingMount } from './failing-mount.js'
-import { link, sharedDir, write } from './helpers.js'
+import { link, sharedDir, write } from '../../support/checks.js'
+import { failingMount } from '../../support/failing-mount.js'
 
 // Not this process's uid, so the mode bits of the files a test creates decide.
 const AGENT = { uid: 4242, gid: 4242 }

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { checkExec } from '../../../worker/checks/exec.js'
 import { type AgentIdentity, verify } from '../../../worker/checks/index.js'
 import { resolveOnDirs } from '../../../worker/checks/resolve.js'
-import { failingMount } from './failing-mount.js'
-import { context, link, sharedDir, testDir, write } from './helpers.js'
+import { context, link, sharedDir, testDir, write } from '../../support/checks.js'
+import { failingMount } from '../../support/failing-mount.js'
 
 const SCRIPT = '#!/bin/sh\nexit 0\n'
 

@@ -7,8 +7,8 @@ import { checkGit } from '../../../worker/checks/git.js'
 import { verify } from '../../../worker/checks/index.js'
 import { findGit, type Git } from '../../../worker/run/git-env.js'
 import { bindGit } from '../../../worker/run/job-git.js'
-import { diesWithin, git } from '../git-fixtures.js'
-import { context, link, repoWithCommit, sharedDir, testDir, write } from './helpers.js'
+import { context, link, repoWithCommit, sharedDir, testDir, write } from '../../support/checks.js'
+import { diesWithin, git } from '../../support/git-fixtures.js'
 
 const PATH = process.env.PATH ?? ''
 

@@ -2,7 +2,7 @@ import { chmodSync } from 'node:fs'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type ContextRequires, listRequirements, type Requirement } from '../../../src/contract/index.js'
 import { type Checker, evaluate, evaluationContext, verify } from '../../../worker/checks/index.js'
-import { repoWithCommit, testDir, write } from './helpers.js'
+import { repoWithCommit, testDir, write } from '../../support/checks.js'
 
 const PATH = process.env.PATH ?? ''
 const met: Checker = async () => ({ status: 'met', observed: {} })

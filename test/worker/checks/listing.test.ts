@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DirectoryCache, type Listing } from '../../../worker/checks/listing.js'
 import { Turns } from '../../../worker/checks/turns.js'
-import { testDir, turnsWhile, write } from './helpers.js'
+import { testDir, turnsWhile, write } from '../../support/checks.js'
 
 describe('DirectoryCache', () => {
   it('reads a directory once and counts what it read', async () => {

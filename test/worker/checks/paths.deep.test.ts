@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Reason } from '../../../src/contract/index.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
-import { context } from './helpers.js'
+import { context } from '../../support/checks.js'
 
 let workspace: string
 // `dd/` 1,500 times: 4,500 bytes below the workspace, made in two relative steps of less than PATH_MAX each

@@ -10,10 +10,10 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Finding } from '../../../worker/checks/index.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
-import { context } from './helpers.js'
-import { oracle, type WalkMemo } from './paths-oracle.js'
-import { type PatternSpec, patternOf, patternSpec, rewrite } from './paths-patterns.js'
-import { buildTree, NAMES, pathsThrough, type Tree, tree } from './paths-trees.js'
+import { context } from '../../support/checks.js'
+import { oracle, type WalkMemo } from '../../support/paths-oracle.js'
+import { type PatternSpec, patternOf, patternSpec, rewrite } from '../../support/paths-patterns.js'
+import { buildTree, NAMES, pathsThrough, type Tree, tree } from '../../support/paths-trees.js'
 
 const RUNS = Number(process.env.PREFLIGHT_FUZZ_RUNS ?? 300)
 const SEED = Number(process.env.PREFLIGHT_FUZZ_SEED ?? 16)

@@ -8,8 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { DirectoryCache } from '../../../worker/checks/listing.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
 import { Turns } from '../../../worker/checks/turns.js'
-import { failingMount } from './failing-mount.js'
-import { context, link, testDir, write } from './helpers.js'
+import { context, link, testDir, write } from '../../support/checks.js'
+import { failingMount } from '../../support/failing-mount.js'
 
 const bound: string[] = []
 

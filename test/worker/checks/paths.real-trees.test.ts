@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
-import { context } from './helpers.js'
-import { oracle } from './paths-oracle.js'
+import { context } from '../../support/checks.js'
+import { oracle } from '../../support/paths-oracle.js'
 
 const FILES = [
   'package.json',

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { checkPaths } from '../../../worker/checks/paths.js'
-import { context, link, sharedDir, testDir, write } from './helpers.js'
+import { context, link, sharedDir, testDir, write } from '../../support/checks.js'
 
 describe('paths: literal patterns', () => {
   it('is met by an existing file and reads no directory', async () => {

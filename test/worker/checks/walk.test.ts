@@ -14,7 +14,7 @@ import {
   rootFrame,
   walkGlob,
 } from '../../../worker/checks/walk.js'
-import { context, link, testDir, turnsWhile, write } from './helpers.js'
+import { context, link, testDir, turnsWhile, write } from '../../support/checks.js'
 
 const glob = (pattern: string) => planPattern(pattern) as GlobPlan
 

@@ -27,10 +27,10 @@ import {
   runGit,
 } from '../../../worker/run/git-env.js'
 import { scratchHomeIn } from '../../../worker/run/git-home.js'
+import { repoWithCommit, testDir, write } from '../../support/checks.js'
+import { failingMount } from '../../support/failing-mount.js'
+import { diesWithin, git, promisorTrap } from '../../support/git-fixtures.js'
 import { waitFor } from '../../support/wait.js'
-import { failingMount } from '../checks/failing-mount.js'
-import { repoWithCommit, testDir, write } from '../checks/helpers.js'
-import { diesWithin, git, promisorTrap } from '../git-fixtures.js'
 
 const PATH = process.env.PATH ?? ''
 // The worker's git, found the first time a test asks (never while this file loads: code run at load

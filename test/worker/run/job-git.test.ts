@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { findGit, type Git, GitAbortedError } from '../../../worker/run/git-env.js'
 import { bindGit } from '../../../worker/run/job-git.js'
-import { repoWithCommit, sharedDir, testDir, write } from '../checks/helpers.js'
+import { repoWithCommit, sharedDir, testDir, write } from '../../support/checks.js'
 
 const GIT = findGit(process.env.PATH, [])
 const AGENT = { uid: 4242, gid: 4242 }

@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { isInside, isMissing } from '../../../worker/run/paths.js'
-import { testDir } from '../checks/helpers.js'
+import { testDir } from '../../support/checks.js'
 
 function errorOf(fn: () => unknown): unknown {
   try {

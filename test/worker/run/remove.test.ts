@@ -15,8 +15,8 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { gnuRm, removeAgentTrees, removeTrees } from '../../../worker/run/remove.js'
+import { testDir, write } from '../../support/checks.js'
 import { waitFor } from '../../support/wait.js'
-import { testDir, write } from '../checks/helpers.js'
 
 const isRoot = process.getuid?.() === 0
 

@@ -15,9 +15,9 @@ import {
   type WaitStrategy,
 } from 'testcontainers'
 import { afterAll, beforeAll, inject } from 'vitest'
-import { type DispatchView, getDispatch, TERMINAL, TOKENS } from '../e2e/support.js'
-import { waitFor } from '../support/wait.js'
-import { makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { type DispatchView, getDispatch, TERMINAL, TOKENS } from './e2e.js'
+import { makeRepo, tempDir } from './git-fixtures.js'
+import { waitFor } from './wait.js'
 
 export const ROOT = resolve(import.meta.dirname, '..', '..')
 export const images = () => inject('images')

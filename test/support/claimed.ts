@@ -1,11 +1,11 @@
 // Dispatches in a given state for the dispatch/ tests, made through db/ and dispatch/ — no HTTP.
 import { sql } from 'drizzle-orm'
-import type { ClaimResponse } from '../../../src/contract/index.js'
-import { type Orm, one } from '../../../src/coordinator/db/client.js'
-import { claimNext } from '../../../src/coordinator/db/leases.js'
-import { registerSubagent } from '../../../src/coordinator/db/subagents.js'
-import { createDispatch } from '../../../src/coordinator/dispatch/dispatches.js'
-import { definition, workspace } from '../../support/fixtures.js'
+import type { ClaimResponse } from '../../src/contract/index.js'
+import { type Orm, one } from '../../src/coordinator/db/client.js'
+import { claimNext } from '../../src/coordinator/db/leases.js'
+import { registerSubagent } from '../../src/coordinator/db/subagents.js'
+import { createDispatch } from '../../src/coordinator/dispatch/dispatches.js'
+import { definition, workspace } from './fixtures.js'
 
 export const LEASE_MS = 60_000
 

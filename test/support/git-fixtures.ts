@@ -45,7 +45,7 @@ export function commitAll(dir: string, message = 'initial'): void {
   execFileSync('sh', ['-c', script], { cwd: dir, env: fixtureEnv(dir), stdio: ['ignore', 'pipe', 'pipe'] })
 }
 
-// A fresh directory the caller removes (removeAll); it may outlive a test. (checks/helpers.ts's testDir
+// A fresh directory the caller removes (removeAll); it may outlive a test. (checks.ts's testDir
 // is one test's own and is removed after it.)
 export async function tempDir(prefix = 'preflight-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix))

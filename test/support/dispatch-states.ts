@@ -1,9 +1,9 @@
 // Dispatches driven over HTTP to each way a dispatch ends, for the listing tests: queued, claimed and
 // then setup_failed, preflight_failed, running, succeeded, failed, expired or cancelled.
-import type { SubagentDefinition } from '../../../src/contract/index.js'
-import { sweepLeases } from '../../../src/coordinator/db/leases.js'
-import type { TestApp } from '../../support/app.js'
-import { claim, definition, fenceOf, lapseLease, queueDispatch, reportFor } from '../../support/fixtures.js'
+import type { SubagentDefinition } from '../../src/contract/index.js'
+import { sweepLeases } from '../../src/coordinator/db/leases.js'
+import type { TestApp } from './app.js'
+import { claim, definition, fenceOf, lapseLease, queueDispatch, reportFor } from './fixtures.js'
 
 export interface Driven {
   id: string

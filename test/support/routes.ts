@@ -1,6 +1,6 @@
 // Every write-side route with a valid body, for the bad-input and auth matrices.
-import type { Role } from '../../../src/contract/index.js'
-import { definition, reportFor, workspace } from '../../support/fixtures.js'
+import type { Role } from '../../src/contract/index.js'
+import { definition, reportFor, workspace } from './fixtures.js'
 
 export const someId = '00000000-0000-4000-8000-000000000000'
 const fence = { attempt: 1, leaseToken: 'token' }

@@ -3,8 +3,8 @@
 // off behind the proxy. Each is recorded with what the checks and the figures need.
 
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Coordinator, Proc } from '../e2e/support.js'
-import type { TcpProxy } from '../support/tcp-proxy.js'
+import type { Coordinator, Proc } from './e2e.js'
+import type { TcpProxy } from './tcp-proxy.js'
 
 export interface Fault {
   kind: 'sigkill' | 'sigstop' | 'coordinator-restart' | 'database'

@@ -10,9 +10,9 @@ import { FINAL_STATUSES, isFinal } from '../../src/contract/final.js'
 import type { DispatchView, Role, SubagentDefinition } from '../../src/contract/index.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
-import { waitFor } from '../support/wait.js'
-import { makeRepo, tempDir } from '../worker/git-fixtures.js'
+import { createTestDatabase, type TestDatabase } from './db.js'
+import { makeRepo, tempDir } from './git-fixtures.js'
+import { waitFor } from './wait.js'
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'preflight.js')
 export const TOKENS = {

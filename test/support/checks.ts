@@ -1,11 +1,11 @@
 // Real temp workspaces, real files, real git for the check tests. Directories here are the test's own
-// (testDir: removed after it); git and long-lived directories are the worker's fixtures (../git-fixtures.ts).
+// (testDir: removed after it); git and long-lived directories are the worker's fixtures (git-fixtures.ts).
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { ContextRequires } from '../../../src/contract/index.js'
-import { type CheckContext, evaluationContext } from '../../../worker/checks/index.js'
-import { commitAll } from '../git-fixtures.js'
+import type { ContextRequires } from '../../src/contract/index.js'
+import { type CheckContext, evaluationContext } from '../../worker/checks/index.js'
+import { commitAll } from './git-fixtures.js'
 
 const made: string[] = []
 

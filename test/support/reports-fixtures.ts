@@ -2,8 +2,8 @@
 // created_at, workers and outcomes are exactly what each test needs. Runs on PostgreSQL and PGlite.
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import { type CheckResult, outcomeOf } from '../../../src/contract/index.js'
-import { type Orm, one } from '../../../src/coordinator/db/client.js'
+import { type CheckResult, outcomeOf } from '../../src/contract/index.js'
+import { type Orm, one } from '../../src/coordinator/db/client.js'
 
 export interface SeedReport {
   subagent?: string

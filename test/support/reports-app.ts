@@ -1,7 +1,7 @@
 // The coordinator app for the reports tests: the shared test app, a GET helper with a role, a seeder.
-import type { Role } from '../../../src/contract/index.js'
-import type { Orm } from '../../../src/coordinator/db/client.js'
-import { createTestApp, type Reply, type TestApp } from '../../support/app.js'
+import type { Role } from '../../src/contract/index.js'
+import type { Orm } from '../../src/coordinator/db/client.js'
+import { createTestApp, type Reply, type TestApp } from './app.js'
 import { type SeedReport, seedReport } from './reports-fixtures.js'
 
 export interface ReportsHarness {

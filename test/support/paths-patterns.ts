@@ -1,7 +1,7 @@
 // Path patterns for the differential test of `paths`, derived from a generated tree's own paths (also those
 // through its links) so that they often match: segments kept, globbed, bracketed, braced, extglobbed.
 import fc from 'fast-check'
-import { PathPattern } from '../../../src/contract/index.js'
+import { PathPattern } from '../../src/contract/index.js'
 import { NAMES, type Tree } from './paths-trees.js'
 
 // How one segment of a node's path becomes a segment of a pattern.

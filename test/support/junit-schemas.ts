@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 
-const FIXTURES = join(import.meta.dirname, 'fixtures')
+const FIXTURES = join(import.meta.dirname, '..', 'cli', 'fixtures')
 export const SCHEMAS = { ant: join(FIXTURES, 'junit-ant.xsd'), jenkins: join(FIXTURES, 'junit-jenkins.xsd') }
 
 // xmllint's verdict on `xml` against an XSD: exit 0 and "validates", or what it refused.
