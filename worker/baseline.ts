@@ -50,10 +50,10 @@ export async function baseline(
 }
 
 // The worktree's top and HEAD, as a git requirement's check saw them (met or unmet, never an error): the
-// same `rev-parse` the baseline would run, run by verify as the agent, in the same directory, with
-// nothing of the dispatch's running since (setup's processes were swept before verify; the agent has not
-// started). One process fewer a dispatch. Anything else — no git requirement, an error, no worktree —
-// and the baseline asks git itself.
+// same `rev-parse` the baseline would run, run by verify as the agent, in the same directory, moments
+// before — the agent has not started, and with --agent-uid setup's processes were swept before verify
+// (without it, a process setup detached could move HEAD either way). One process fewer a dispatch.
+// Anything else — no git requirement, an error, no worktree — and the baseline asks git itself.
 export function probedWhere(report: Pick<PreflightReport, 'results'>): Where | undefined {
   const git = report.results.find((r) => r.kind === 'git' && r.status !== 'error')
   const { toplevel, head } = git?.observed ?? {}
