@@ -48,7 +48,16 @@ export async function runBaselineComparison(opts: BaselineOptions): Promise<bool
   const changed = git('status', '--porcelain', '--untracked-files=no') !== ''
   console.log(`# baseline comparison: A = ${opts.ref} (${commit.slice(0, 12)})`)
   console.log(`# B = the working tree (HEAD ${head}${changed ? ', with uncommitted changes' : ''})`)
+  removeLeftWorktrees()
   const built = buildCommit(commit)
+  // Interrupted (Ctrl-C, a CI job cancelled), the worktree goes first; the next run removes what a
+  // harder stop left (removeLeftWorktrees).
+  const interrupted = (signal: NodeJS.Signals) => {
+    built.remove()
+    process.kill(process.pid, signal)
+  }
+  process.once('SIGINT', interrupted)
+  process.once('SIGTERM', interrupted)
   try {
     const bins = { A: built.bin, B: join(ROOT, 'bin', 'preflight.js') }
     const ratios: { total: number; coordinator: number; postgres: number; rate: number }[] = []
@@ -92,8 +101,24 @@ export async function runBaselineComparison(opts: BaselineOptions): Promise<bool
     )
     return held
   } finally {
+    process.off('SIGINT', interrupted)
+    process.off('SIGTERM', interrupted)
     built.remove()
   }
+}
+
+// Worktrees of an earlier run killed before it could remove its own (a temp directory named
+// preflight-bench-*): removed, so they pile up neither in `git worktree list` nor on the disk.
+function removeLeftWorktrees(): void {
+  const mine = join(tmpdir(), 'preflight-bench-')
+  for (const line of git('worktree', 'list', '--porcelain').split('\n')) {
+    const dir = line.startsWith('worktree ') ? line.slice('worktree '.length) : ''
+    if (!dir.startsWith(mine)) continue
+    console.log(`# removing the worktree an interrupted run left: ${dir}`)
+    git('worktree', 'remove', '--force', dir)
+    rmSync(join(dir, '..'), { recursive: true, force: true })
+  }
+  git('worktree', 'prune')
 }
 
 // One run: a fresh database, the build's coordinator, 4 HTTP workers; the database is dropped after.

@@ -35,10 +35,18 @@ export function spawnCoordinator(
     // chunk cost the client more CPU than the requests, and the coordinator its blocked writes).
     let log = ''
     child.stderr?.setEncoding('utf8')
+    // a coordinator that never says where it listens (a build that logs otherwise, a hang at start)
+    // fails the run instead of holding it forever
+    const tooLong = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`the coordinator did not listen within ${LISTEN_WITHIN_MS} ms:\n${log}`))
+    }, LISTEN_WITHIN_MS)
+    child.once('exit', () => clearTimeout(tooLong))
     const untilListening = (chunk: string) => {
       log = (log + chunk).slice(-16_384)
       const url = /listening on (http:\/\/[^\s"]+)/.exec(log)?.[1]
       if (!url) return
+      clearTimeout(tooLong)
       child.stderr?.off('data', untilListening)
       child.stderr?.resume()
       resolve({ url, pid: child.pid ?? 0, stop: () => stop(child) })
@@ -50,6 +58,8 @@ export function spawnCoordinator(
     child.once('error', reject)
   })
 }
+
+const LISTEN_WITHIN_MS = 60_000
 
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return Promise.resolve()
