@@ -8,7 +8,7 @@ import { agentEnvironment } from '../../worker/env.js'
 import type { CheckReport, ContextRequires } from '../contract/index.js'
 import { plainRequires } from '../contract/light.js'
 import { wantsColour } from '../log/colour.js'
-import { intFlag, say } from './args.js'
+import { durationFlag, say } from './args.js'
 import { FORMATS, type Format, render } from './check-format.js'
 import type { CHECK_FLAGS, Values } from './commands.js'
 import { UsageError } from './errors.js'
@@ -76,7 +76,7 @@ async function parseCheckArgs(values: CheckFlags): Promise<CheckArgs> {
       : (await readSubagent(subagentFile as string)).contextRequires,
     format: format as Format,
     output: values.output === undefined ? undefined : outputFile(values.output),
-    timeoutMs: intFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
+    timeoutMs: durationFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
   }
 }
 

@@ -3,6 +3,7 @@
 // module is imported only when that command runs, so `preflight --version` or `--help` loads none,
 // and `check` loads only the checks. Adding a flag: one line in `flags`, then read it in the module.
 import { defaultConfig } from '../../worker/config.js'
+import { formatDuration } from './duration.js'
 
 // A flag: with `arg`, it takes a value (`many`: may repeat, collected in order); without, it is a switch.
 export interface Flag {
@@ -82,7 +83,7 @@ export const CHECK_FLAGS = {
   subagent: { arg: 'FILE', help: 'old spelling of --subagent-file', hidden: true },
   format: { arg: 'FORMAT', help: 'text (default), json or junit' },
   output: { arg: 'FILE', help: 'write the report to FILE (whole or not at all) instead of stdout' },
-  'timeout-ms': { arg: 'N', help: 'bound of each check, 1 to 3600000 (default 10000)' },
+  'timeout-ms': { arg: 'DURATION', help: 'bound of each check, up to 1h (default 10s)' },
 } as const satisfies Flags
 
 const check = command({
@@ -102,20 +103,23 @@ export const COORDINATOR_FLAGS = {
   port: { arg: 'N', help: 'port to listen on (else PREFLIGHT_PORT, else PORT, else 8080)' },
   host: { arg: 'HOST', help: 'address to listen on (default: all interfaces)' },
   ...DB_FLAGS,
-  'lease-ms': { arg: 'N', help: 'claim lease (else PREFLIGHT_LEASE_MS)' },
+  'lease-ms': { arg: 'DURATION', help: 'claim lease, 100ms to 1d (else PREFLIGHT_LEASE_MS)' },
   'max-attempts': { arg: 'N', help: 'attempts before a dispatch expires (else PREFLIGHT_MAX_ATTEMPTS)' },
-  'sweep-ms': { arg: 'N', help: 'interval of the lease sweeper' },
-  'claim-wait-cap-ms': { arg: 'N', help: 'longest long-poll a claim may ask for' },
+  'sweep-ms': { arg: 'DURATION', help: 'interval of the lease sweeper' },
+  'claim-wait-cap-ms': { arg: 'DURATION', help: 'longest long-poll a claim may ask for' },
   'priority-aging-ms': {
-    arg: 'N',
-    help: 'a dispatch queued this long is claimed before newer ones, whatever their priority (default 300000)',
+    arg: 'DURATION',
+    help: 'a dispatch queued this long is claimed before newer ones, whatever their priority (default 5m)',
   },
-  'statement-timeout-ms': { arg: 'N', help: 'bound of each SQL statement' },
-  'request-timeout-ms': { arg: 'N', help: 'bound of each HTTP request' },
+  'statement-timeout-ms': { arg: 'DURATION', help: 'bound of each SQL statement' },
+  'request-timeout-ms': { arg: 'DURATION', help: 'bound of each HTTP request' },
   'max-connections': { arg: 'N', help: 'HTTP connections open at once (default 4096)' },
-  'headers-timeout-ms': { arg: 'N', help: 'bound of a request sending its headers (default 10000)' },
-  'receive-timeout-ms': { arg: 'N', help: 'bound of a request sending headers and body (default 30000)' },
-  'keep-alive-timeout-ms': { arg: 'N', help: 'how long an idle connection is kept (default 65000)' },
+  'headers-timeout-ms': { arg: 'DURATION', help: 'bound of a request sending its headers (default 10s)' },
+  'receive-timeout-ms': {
+    arg: 'DURATION',
+    help: 'bound of a request sending headers and body (default 30s)',
+  },
+  'keep-alive-timeout-ms': { arg: 'DURATION', help: 'how long an idle connection is kept (default 65s)' },
   'long-polls-per-token': { arg: 'N', help: 'long-polls one token may hold at once (default 128)' },
   'streams-per-token': { arg: 'N', help: 'event streams one token may hold at once (default 20)' },
   ...logFlags,
@@ -153,16 +157,28 @@ export const WORKER_FLAGS = {
   'allow-local-repos': { help: 'accept repositories given as local paths' },
   'worker-id': { arg: 'ID', help: 'this worker’s name (default host-pid)' },
   'grace-ms': {
-    arg: 'N',
-    help: `how long a stop waits for running dispatches (default ${defaultConfig.graceMs})`,
+    arg: 'DURATION',
+    help: `how long a stop waits for running dispatches (default ${formatDuration(defaultConfig.graceMs)})`,
   },
-  'wait-ms': { arg: 'N', help: `long-poll wait of a claim (default ${defaultConfig.waitMs})` },
-  'setup-timeout-ms': { arg: 'N', help: `bound of a setup script (default ${defaultConfig.setupTimeoutMs})` },
-  'check-timeout-ms': { arg: 'N', help: `bound of each check (default ${defaultConfig.checkTimeoutMs})` },
-  'clone-timeout-ms': { arg: 'N', help: `bound of a clone (default ${defaultConfig.cloneTimeoutMs})` },
+  'wait-ms': {
+    arg: 'DURATION',
+    help: `long-poll wait of a claim, up to 10m (default ${formatDuration(defaultConfig.waitMs)})`,
+  },
+  'setup-timeout-ms': {
+    arg: 'DURATION',
+    help: `bound of a setup script (default ${formatDuration(defaultConfig.setupTimeoutMs)})`,
+  },
+  'check-timeout-ms': {
+    arg: 'DURATION',
+    help: `bound of each check (default ${formatDuration(defaultConfig.checkTimeoutMs)})`,
+  },
+  'clone-timeout-ms': {
+    arg: 'DURATION',
+    help: `bound of a clone (default ${formatDuration(defaultConfig.cloneTimeoutMs)})`,
+  },
   'agent-timeout-ms': {
-    arg: 'N',
-    help: 'bound of an agent (default: none; its lease is renewed while it runs)',
+    arg: 'DURATION',
+    help: 'bound of an agent, up to 1d (default: none; its lease is renewed while it runs)',
   },
   'max-dispatches': { arg: 'N', help: 'stop after this many dispatches' },
   'repo-allow': { arg: 'PATTERN', many: true, help: 'repositories that may be cloned (repeatable)' },
@@ -284,8 +300,8 @@ export const LIST_FLAGS = {
 export const WAIT_FLAGS = {
   ...API_FLAGS,
   'timeout-ms': {
-    arg: 'N',
-    help: 'give up after N ms and print the dispatch as it stands (default: wait on)',
+    arg: 'DURATION',
+    help: 'give up after this long and print the dispatch as it stands (default: wait on)',
   },
 } as const satisfies Flags
 export const CANCEL_FLAGS = {

@@ -7,7 +7,7 @@ import { syncBootstrapTokens } from '../coordinator/http/auth.js'
 import { MIN_TOKEN_LENGTH, parseBootstrapTokens } from '../coordinator/http/bootstrap-tokens.js'
 import { startServer } from '../coordinator/server.js'
 import { createLog } from '../log/log.js'
-import { intFlag } from './args.js'
+import { durationFlag, durationSetting, intFlag, intSetting, setting } from './args.js'
 import type { COORDINATOR_FLAGS, Values } from './commands.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
@@ -16,8 +16,7 @@ import { logOptions } from './log-options.js'
 export async function run(values: Values<typeof COORDINATOR_FLAGS>): Promise<number> {
   const env = process.env
   // PREFLIGHT_PORT is what the image's HEALTHCHECK asks; PORT is the platforms' (Heroku, Cloud Run)
-  const port =
-    intFlag(values.port ?? (env.PREFLIGHT_PORT || env.PORT || undefined), 'port', 0, 65_535) ?? 8080
+  const port = intSetting(setting('port', values.port, ['PREFLIGHT_PORT', 'PORT']), 0, 65_535) ?? 8080
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
   config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)
@@ -27,7 +26,12 @@ export async function run(values: Values<typeof COORDINATOR_FLAGS>): Promise<num
     {
       url: values['database-url'],
       dataDir: values['data-dir'],
-      statementTimeoutMs: intFlag(values['statement-timeout-ms'], 'statement-timeout-ms', 100, 3_600_000),
+      statementTimeoutMs: durationFlag(
+        values['statement-timeout-ms'],
+        'statement-timeout-ms',
+        100,
+        3_600_000,
+      ),
     },
     (line) => log.info(line),
   )
@@ -49,23 +53,27 @@ export async function run(values: Values<typeof COORDINATOR_FLAGS>): Promise<num
 
 function configFrom(values: Values<typeof COORDINATOR_FLAGS>): Partial<CoordinatorConfig> {
   const config: Partial<CoordinatorConfig> = {}
-  const env = process.env
   type NumberKey = {
     [K in keyof CoordinatorConfig]-?: CoordinatorConfig[K] extends number ? K : never
   }[keyof CoordinatorConfig]
   const set = (key: NumberKey, n: number | undefined) => {
     if (n !== undefined) config[key] = n
   }
-  set('leaseMs', intFlag(values['lease-ms'] ?? env.PREFLIGHT_LEASE_MS, 'lease-ms', 100, 86_400_000))
-  set('maxAttempts', intFlag(values['max-attempts'] ?? env.PREFLIGHT_MAX_ATTEMPTS, 'max-attempts', 1, 1000))
-  set('sweepIntervalMs', intFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
-  set('claimWaitCapMs', intFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
-  set('priorityAgingMs', intFlag(values['priority-aging-ms'], 'priority-aging-ms', 1_000, 86_400_000))
-  set('requestTimeoutMs', intFlag(values['request-timeout-ms'], 'request-timeout-ms', 100, 3_600_000))
+  const lease = setting('lease-ms', values['lease-ms'], ['PREFLIGHT_LEASE_MS'])
+  set('leaseMs', durationSetting(lease, 100, 86_400_000))
+  const attempts = setting('max-attempts', values['max-attempts'], ['PREFLIGHT_MAX_ATTEMPTS'])
+  set('maxAttempts', intSetting(attempts, 1, 1000))
+  set('sweepIntervalMs', durationFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
+  set('claimWaitCapMs', durationFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
+  set('priorityAgingMs', durationFlag(values['priority-aging-ms'], 'priority-aging-ms', 1_000, 86_400_000))
+  set('requestTimeoutMs', durationFlag(values['request-timeout-ms'], 'request-timeout-ms', 100, 3_600_000))
   set('maxConnections', intFlag(values['max-connections'], 'max-connections', 1, 1_000_000))
-  set('headersTimeoutMs', intFlag(values['headers-timeout-ms'], 'headers-timeout-ms', 100, 3_600_000))
-  set('receiveTimeoutMs', intFlag(values['receive-timeout-ms'], 'receive-timeout-ms', 100, 3_600_000))
-  set('keepAliveTimeoutMs', intFlag(values['keep-alive-timeout-ms'], 'keep-alive-timeout-ms', 100, 3_600_000))
+  set('headersTimeoutMs', durationFlag(values['headers-timeout-ms'], 'headers-timeout-ms', 100, 3_600_000))
+  set('receiveTimeoutMs', durationFlag(values['receive-timeout-ms'], 'receive-timeout-ms', 100, 3_600_000))
+  set(
+    'keepAliveTimeoutMs',
+    durationFlag(values['keep-alive-timeout-ms'], 'keep-alive-timeout-ms', 100, 3_600_000),
+  )
   set('longPollsPerToken', intFlag(values['long-polls-per-token'], 'long-polls-per-token', 1, 1_000_000))
   set('streamsPerToken', intFlag(values['streams-per-token'], 'streams-per-token', 1, 1_000_000))
   // the headers are part of the request: Node refuses a headers timeout longer than the whole's

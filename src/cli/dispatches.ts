@@ -16,7 +16,7 @@ import {
   METADATA_PARAM,
 } from '../contract/index.js'
 import { type Api, ApiRefusal, call, withClient } from './api.js'
-import { coordinatorUrl, intFlag, say, tokenFrom } from './args.js'
+import { coordinatorUrl, durationFlag, intFlag, say, tokenFrom } from './args.js'
 import {
   type API_FLAGS,
   type CANCEL_FLAGS,
@@ -119,7 +119,7 @@ export async function show(values: ApiFlags, idText: string): Promise<number> {
 export async function wait(values: Values<typeof WAIT_FLAGS>, idText: string): Promise<number> {
   const format = formatOf(values.format)
   const id = checkId(idText)
-  const timeoutMs = intFlag(values['timeout-ms'], 'timeout-ms', 0, 2_147_483_647)
+  const timeoutMs = durationFlag(values['timeout-ms'], 'timeout-ms', 0, 2_147_483_647)
   const wait = timeoutMs === undefined ? {} : { timeoutMs }
   const view = await withClient(apiOf(values), (client) => client.waitForDispatch(id, wait))
   process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))

@@ -2,10 +2,13 @@
 // suggestions), then the chosen command's module is imported and run with the parsed values.
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
+import { processOutputDeps, watchOutput } from './closed-output.js'
 import { COMMANDS, type Spec, type Values } from './commands.js'
+import { DURATION_FORMS } from './duration.js'
 import { UsageError } from './errors.js'
 
 const GLOBAL_ENV = { PREFLIGHT_DEBUG: 'print the stack of an unexpected error' }
+const DURATIONS = `Durations:\n  milliseconds (60000), or a whole number with a unit: ${DURATION_FORMS}`
 
 interface Chosen {
   spec: Spec
@@ -35,14 +38,20 @@ export async function execute(argv: string[], ran: (spec: Spec) => void = () => 
 }
 
 // Runs the command and answers its exit code. Run as the process itself (`ownsProcess`: the binary,
-// never a test that runs commands in its own process), a command with `exitWithinMs` (a service: its
-// log's reader may stall) ends the process with that code at most that long after it returned,
-// whatever output is still waiting to be written.
+// never a test that runs commands in its own process), a closed stdout or stderr ends it quietly
+// with 141 (closed-output.ts), and a command with `exitWithinMs` (a service: its log's reader may
+// stall) ends the process with that code at most that long after it returned, whatever output is
+// still waiting to be written.
 export async function main(argv: string[], { ownsProcess = false } = {}): Promise<number> {
+  let running = true
+  const output = ownsProcess ? watchOutput(processOutputDeps(() => running)) : undefined
   let exitWithinMs: number | undefined
-  const code = await outcome(argv, (spec) => {
+  const returned = await outcome(argv, (spec) => {
     exitWithinMs = spec.exitWithinMs
   })
+  running = false
+  // a command stopped because its output broke answers for the output, not for the stop
+  const code = output?.code() ?? returned
   if (ownsProcess && exitWithinMs !== undefined) exitWithin(code, exitWithinMs)
   return code
 }
@@ -101,6 +110,8 @@ function addCommand(parent: Command, name: string, spec: Spec, choose: (c: Chose
   }
   for (const [sub, subSpec] of Object.entries(spec.commands ?? {})) addCommand(cmd, sub, subSpec, choose)
   const after = [
+    // the `…-ms` flags take a duration (args.ts durationFlag)
+    Object.keys(spec.flags ?? {}).some((flag) => flag.endsWith('-ms')) ? DURATIONS : '',
     spec.env ? section('Environment', { ...spec.env, ...GLOBAL_ENV }) : section('Environment', GLOBAL_ENV),
     spec.example ? `Example:\n  $ ${spec.example}` : '',
     spec.exits ? section('Exit codes', spec.exits) : '',

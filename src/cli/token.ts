@@ -11,6 +11,7 @@ import { createToken } from '../coordinator/http/auth.js'
 import { say } from './args.js'
 import type { DB_FLAGS, TOKEN_CREATE_FLAGS, TOKEN_LIST_FLAGS, Values } from './commands.js'
 import { openDatabase } from './database.js'
+import { parseDuration } from './duration.js'
 import { UsageError } from './errors.js'
 
 type CreateFlags = Values<typeof TOKEN_CREATE_FLAGS>
@@ -80,15 +81,16 @@ function revocation(idText: string): Command {
   }
 }
 
-const UNITS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
-
-// "90d", "12h", "30m", "3600s" → milliseconds.
+// "90d", "12h", "30m", "3600s" → milliseconds: a unit is required (a bare 90 could mean any of them).
 function durationMs(text: string): number {
-  const match = /^([1-9][0-9]{0,5})([smhd])$/.exec(text)
-  if (!match)
+  const ms = parseDuration(text, { bare: false })
+  if (ms === undefined || ms < 1_000 || ms > MAX_EXPIRES_MS)
     throw new UsageError(`--expires-in must be a number and a unit (s, m, h, d), e.g. 90d; got "${text}"`)
-  return Number(match[1]) * UNITS[match[2] as keyof typeof UNITS]
+  return ms
 }
+
+// 999999d, the bound the flag had before it shared the CLI's duration parser
+const MAX_EXPIRES_MS = 999_999 * 86_400_000
 
 function formatTokens(items: TokenView[]): string {
   const header = ['ID', 'ROLE', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES', 'LABEL']

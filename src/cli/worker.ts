@@ -24,7 +24,7 @@ import { gnuRm } from '../../worker/run/remove.js'
 import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
 import type { Log } from '../log/log.js'
-import { coordinatorUrl, intFlag } from './args.js'
+import { coordinatorUrl, durationFlag, intFlag } from './args.js'
 import type { Values, WORKER_FLAGS } from './commands.js'
 import { UsageError } from './errors.js'
 import { logOptions } from './log-options.js'
@@ -80,13 +80,13 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       concurrency,
       ...(agentUid !== undefined ? { agentUid } : {}),
       ...(labels.length > 0 ? { labels } : {}),
-      graceMs: intFlag(values['grace-ms'], 'grace-ms', 0, 24 * 3_600_000) ?? defaultConfig.graceMs,
-      waitMs: intFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? defaultConfig.waitMs,
-      ...optionalInt('setupTimeoutMs', values['setup-timeout-ms'], 'setup-timeout-ms'),
-      ...optionalInt('checkTimeoutMs', values['check-timeout-ms'], 'check-timeout-ms'),
-      ...optionalInt('cloneTimeoutMs', values['clone-timeout-ms'], 'clone-timeout-ms'),
-      ...optionalInt('agentTimeoutMs', values['agent-timeout-ms'], 'agent-timeout-ms'),
-      ...optionalInt('maxDispatches', values['max-dispatches'], 'max-dispatches'),
+      graceMs: durationFlag(values['grace-ms'], 'grace-ms', 0, DAY_MS) ?? defaultConfig.graceMs,
+      waitMs: durationFlag(values['wait-ms'], 'wait-ms', 0, 600_000) ?? defaultConfig.waitMs,
+      ...optional('setupTimeoutMs', durationFlag(values['setup-timeout-ms'], 'setup-timeout-ms', 1, DAY_MS)),
+      ...optional('checkTimeoutMs', durationFlag(values['check-timeout-ms'], 'check-timeout-ms', 1, DAY_MS)),
+      ...optional('cloneTimeoutMs', durationFlag(values['clone-timeout-ms'], 'clone-timeout-ms', 1, DAY_MS)),
+      ...optional('agentTimeoutMs', durationFlag(values['agent-timeout-ms'], 'agent-timeout-ms', 1, DAY_MS)),
+      ...optional('maxDispatches', intFlag(values['max-dispatches'], 'max-dispatches', 1, 86_400_000)),
       ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
     })
     const log = createWorkerLog({ ...logging, secrets: [token] })
@@ -303,7 +303,8 @@ async function cloneCredentials(values: {
   return Object.keys(credentials).length > 0 ? { cloneCredentials: credentials } : {}
 }
 
-function optionalInt<K extends string>(key: K, value: string | undefined, name: string) {
-  const n = intFlag(value, name, 1, 24 * 3_600_000)
+const DAY_MS = 24 * 3_600_000
+
+function optional<K extends string>(key: K, n: number | undefined) {
   return n === undefined ? {} : ({ [key]: n } as Record<K, number>)
 }

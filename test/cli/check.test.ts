@@ -109,7 +109,7 @@ describe('preflight check', () => {
     expect(run.stdout).toMatch(/<testsuite [^>]*tests="3" failures="1" errors="1"/)
     expect(run.stdout).toMatch(/<error message="error: git-unavailable: [^"]+" type="git-unavailable">/)
     for (const xsd of Object.values(SCHEMAS))
-      expect(validate(run.stdout, xsd)).toEqual({ ok: true, said: '- validates\n' })
+      expect(validate(run.stdout, xsd)).toEqual({ ok: true, said: '' })
   })
 
   it('prints JSON valid against schemas/check-report.schema.json, for met, unmet and error results', () => {
@@ -250,6 +250,16 @@ describe('preflight check: bad input exits 2 with one sentence on stderr', () =>
     expect(run.stderr).toMatch(message)
     expect(run.stderr.trim().split('\n')).toHaveLength(1)
     expect(run.stdout).toBe('')
+  })
+
+  it('takes --timeout-ms as a duration: with a unit, or milliseconds', async () => {
+    const ws = testDir()
+    write(ws, 'README.md')
+    const requires = requiresFile({ paths: ['README.md'] })
+    for (const timeout of ['5s', '1m', '250ms', '10000']) {
+      const run = await runCli(['check', '--workspace', ws, '--requires', requires, '--timeout-ms', timeout])
+      expect([run.exitCode, run.stderr]).toEqual([0, ''])
+    }
   })
 
   it.each(['uploadpack', 'sshCommand'] as const)(

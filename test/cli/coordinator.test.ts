@@ -178,6 +178,39 @@ describe('preflight coordinator refusals (in process)', () => {
     expect(await refused(['--receive-timeout-ms', '5000'])).toMatchObject({ code: 2 })
   })
 
+  it.each([
+    ['PREFLIGHT_LEASE_MS', 'abc', 'must be a duration from 100ms to 1d'],
+    ['PREFLIGHT_MAX_ATTEMPTS', 'many', 'must be a whole number from 1 to 1000'],
+    ['PREFLIGHT_PORT', 'http', 'must be a whole number from 0 to 65535'],
+    ['PORT', '99999', 'must be a whole number from 0 to 65535'],
+    ['PREFLIGHT_LOG_LEVEL', 'loud', 'must be one of trace, debug, info'],
+  ])(
+    'refuses %s=%s with exit 2, naming the variable and not a flag never given',
+    async (name, value, says) => {
+      const { code, stderr } = await refused([], { [name]: value })
+      expect(code).toBe(2)
+      expect(stderr).toMatch(new RegExp(`^preflight: ${name} ${says}[^\n]*, got "${value}"\n$`))
+      expect(stderr).not.toContain('--')
+    },
+  )
+
+  it('takes durations with a unit from its flags and PREFLIGHT_LEASE_MS', async () => {
+    const durations = ['--lease-ms', '--sweep-ms', '--claim-wait-cap-ms', '--priority-aging-ms']
+      .concat(['--statement-timeout-ms', '--request-timeout-ms', '--keep-alive-timeout-ms'])
+      .flatMap((flag) => [flag, '10s'])
+    // past every duration: the database URL is the next thing refused
+    const past = ['--database-url', 'mysql://127.0.0.1/none']
+    for (const [args, env] of [
+      [[...durations, '--headers-timeout-ms', '250ms', '--receive-timeout-ms', '1m'], {}],
+      [[], { PREFLIGHT_LEASE_MS: '60s' }],
+    ] as const) {
+      expect(await refused([...args, ...past], env)).toEqual({
+        code: 2,
+        stderr: 'preflight: the database URL must start with postgres:// or postgresql://\n',
+      })
+    }
+  })
+
   // PREFLIGHT_LOG_LEVEL, read by the same code, in test/cli/args.test.ts
   it('refuses a --log-level it does not know with exit 2, naming the levels', async () => {
     expect(await refused(['--log-level', 'loud'])).toMatchObject({

@@ -1,9 +1,11 @@
-// `preflight explain REASON`: the entry of a code, and near matches for one it does not know.
+// `preflight explain CODE`: the entry of every reason code and every dispatch status, and near matches
+// for a word it does not know.
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { describe, expect, it } from 'vitest'
-import { formatEntry } from '../../src/cli/explain.js'
+import { EXPLAINED, formatEntry } from '../../src/cli/explain.js'
 import { nearest } from '../../src/cli/nearest.js'
+import { DISPATCH_STATUSES, ExpiryReason, Reason, SetupReason } from '../../src/contract/index.js'
 import { TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
 import { runCli } from '../support/cli.js'
 
@@ -51,6 +53,40 @@ describe('preflight explain', () => {
     const r = await runCli(['explain', 'setup-timeout'])
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toContain('setup-timeout — the reason of a setup_failed dispatch')
+  })
+
+  it.each([...DISPATCH_STATUSES])('explains the status %s', async (status) => {
+    const r = await runCli(['explain', status])
+    expect(r).toMatchObject({ exitCode: 0, stderr: '' })
+    expect(r.stdout.split('\n')[0]).toBe(`${status} — a dispatch status`)
+    expect(r.stdout.split('\n')[2]?.length).toBeGreaterThan(10)
+  })
+
+  const reasons = [...Object.values(Reason), ...Object.values(SetupReason), ...Object.values(ExpiryReason)]
+  it.each(reasons)('explains the reason code %s', async (code) => {
+    const r = await runCli(['explain', code])
+    expect(r).toMatchObject({ exitCode: 0, stderr: '' })
+    expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`^${code} — .+`))
+    expect(r.stdout.split('\n')[2]?.length).toBeGreaterThan(10)
+  })
+
+  it('knows nothing but the reasons and the statuses', () => {
+    expect(Object.keys(EXPLAINED).sort()).toEqual([...new Set([...reasons, ...DISPATCH_STATUSES])].sort())
+  })
+
+  it.each(['preflight-failed', 'constructor', 'toString', ''])(
+    'exits 2 with one line for %j, which is neither',
+    async (word) => {
+      const r = await runCli(['explain', word])
+      expect(r).toMatchObject({ exitCode: 2, stdout: '' })
+      expect(r.stderr).toMatch(new RegExp(`^preflight: unknown reason "${word}"; [^\n]+\n$`))
+    },
+  )
+
+  it('names the status nearest to a misspelt one', async () => {
+    expect((await runCli(['explain', 'preflight-failed'])).stderr).toMatch(
+      /^preflight: unknown reason "preflight-failed"; did you mean .*\bpreflight_failed\?\n$/,
+    )
   })
 
   // the real binary's exit status

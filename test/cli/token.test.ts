@@ -108,9 +108,13 @@ describe('preflight token list and revoke', () => {
     const hours = ((found?.expires_ms ?? 0) - Date.now()) / 3_600_000
     expect(hours).toBeGreaterThan(1.99)
     expect(hours).toBeLessThanOrEqual(2)
-    expect(await preflight('create', '--role', 'worker', '--expires-in', 'soon')).toMatchObject({
-      exitCode: 2,
-    })
+    // a bare number has no unit to read it in (the `…-ms` flags read one as milliseconds)
+    for (const bad of ['soon', '90', '1.5h', '500ms']) {
+      expect(await preflight('create', '--role', 'worker', '--expires-in', bad)).toMatchObject({
+        exitCode: 2,
+        stderr: `preflight: --expires-in must be a number and a unit (s, m, h, d), e.g. 90d; got "${bad}"\n`,
+      })
+    }
   })
 })
 
