@@ -1,12 +1,11 @@
 // The API reference page at /docs asks nothing of any host but the coordinator: its HTML names only
 // same-origin URLs, its script is served by the coordinator, its CSP allows nothing else, and in a real
-// browser (Chromium, when installed) every request it makes goes to the coordinator.
-import { existsSync } from 'node:fs'
+// browser (Chromium, when installed; required with CI=true) every request it makes goes to the coordinator.
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.js'
-import { CHROMIUM, launchChromium } from '../../support/chromium.js'
+import { describeInChromium, launchChromium } from '../../support/chromium.js'
 
 // Every URL the page's HTML names: src, href, and what a <script> imports. The CSP nonce goes first
 // (in its attributes and its meta tag): it is base64, and a "//" in it was read as a URL.
@@ -66,7 +65,7 @@ describe('the API reference page', () => {
   })
 })
 
-describe.runIf(existsSync(CHROMIUM))('the API reference page in Chromium', () => {
+describeInChromium('the API reference page in Chromium', () => {
   const h = useTestApp()
   let base: string
   let close: () => void

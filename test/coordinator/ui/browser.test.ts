@@ -1,28 +1,21 @@
 // The operator page in a real browser: Debian's Chromium driven by playwright-core (no browser
 // download). Runs when Chromium is installed (PREFLIGHT_CHROMIUM, else Debian's headless shell or its
-// full browser: test/support/chromium.ts) and says so
-// when it is not. With PREFLIGHT_UI_SHOTS=1 it also saves screenshots of the pages to test-results/ui/
-// (for a person reviewing a change to them; five full pages cost the run 5 s of CPU, so not by default).
-import { existsSync, mkdirSync } from 'node:fs'
+// full browser: test/support/chromium.ts); without one it says it skipped, or fails with CI=true.
+// With PREFLIGHT_UI_SHOTS=1 it also saves screenshots of the pages to test-results/ui/ (for a person
+// reviewing a change to them; five full pages cost the run 5 s of CPU, so not by default).
+import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { tokens, useTestApp } from '../../support/app.js'
-import { CHROMIUM, launchChromium } from '../../support/chromium.js'
+import { describeInChromium, launchChromium } from '../../support/chromium.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 
-const present = existsSync(CHROMIUM)
 const SHOTS = process.env.PREFLIGHT_UI_SHOTS === '1' ? join(process.cwd(), 'test-results', 'ui') : undefined
 
-if (!present) {
-  console.warn(
-    `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium-headless-shell, or set PREFLIGHT_CHROMIUM)`,
-  )
-}
-
-describe.runIf(present)('the operator page in Chromium', () => {
+describeInChromium('the operator page in Chromium', () => {
   const h = useTestApp()
   let browser: Browser
   // signed in once, by the first test; the others open their pages in it
