@@ -1,7 +1,14 @@
-// How a dispatch's attempt ends on the coordinator: its completion, its setup failure, what a cancelled
-// one had, or a fault.
-import { type Baseline, FAULT_TEXT_CHARS, MAX_DETAIL_CHARS } from '../src/contract/index.js'
+// How a dispatch's attempt ends on the coordinator: its completion (with the agent's output tail), its
+// setup failure, what a cancelled one had, or a fault.
+import {
+  type AgentExit,
+  type Baseline,
+  ErrorCode,
+  FAULT_TEXT_CHARS,
+  MAX_DETAIL_CHARS,
+} from '../src/contract/index.js'
 import type { AgentRun } from './agent.js'
+import { type Api, ApiError } from './api.js'
 import type { Fenced } from './claim.js'
 import { begin, type Ending, ensureActive, type Failure, type Job, type ProgramHad } from './job.js'
 
@@ -19,9 +26,10 @@ export async function complete(job: Job, run: AgentRun, base: Baseline | undefin
     durationMs: run.durationMs,
     ...(base ? { baseline: base } : {}),
     ...(run.reason ? { reason: run.reason } : {}),
+    ...outputTail(run.tail),
     ...outputDropped(job),
   }
-  const answer = await job.deps.api.complete(job.fence, completion, job.signal)
+  const answer = await sendExit(job, completion)
   // a cancel that won the race: the dispatch keeps this completion as what it had
   if (answer?.status === 'cancelled') return 'cancelled'
   return run.exitCode === 0 && !run.reason ? 'succeeded' : 'failed'
@@ -49,7 +57,7 @@ export async function cancelled(job: Job<Fenced>, { baseline: base, exit, tail }
   const had = {
     ...exit,
     ...(base ? { baseline: base } : {}),
-    ...(tail ? { detail: tail.slice(-MAX_DETAIL_CHARS) } : {}),
+    ...outputTail(tail),
     ...outputDropped(job),
   }
   const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
@@ -71,6 +79,25 @@ export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   } catch {
     // the worker log has it
   }
+}
+
+// A coordinator older than an agent exit's `detail` refuses one that has it (400 invalid-request, and
+// nothing stored): the exit is sent again without it, as such a coordinator takes it.
+async function sendExit(job: Job<Fenced>, completion: AgentExit): ReturnType<Api['complete']> {
+  try {
+    return await job.deps.api.complete(job.fence, completion, job.signal)
+  } catch (err) {
+    const refused = err instanceof ApiError && err.status === 400 && err.code === ErrorCode.InvalidRequest
+    if (!refused || completion.detail === undefined) throw err
+    const { detail: _detail, ...older } = completion
+    job.log.info('the coordinator refused the output tail: the completion is sent without it')
+    return job.deps.api.complete(job.fence, older, job.signal)
+  }
+}
+
+// The output's tail the completion keeps (its last characters), when the program printed anything.
+function outputTail(tail: string | undefined): { detail?: string } {
+  return tail ? { detail: tail.slice(-MAX_DETAIL_CHARS) } : {}
 }
 
 // What the dispatch's completion says of its output: how many lines the log dropped, when it dropped any.

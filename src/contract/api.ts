@@ -290,7 +290,8 @@ export const EventRecorded = z.object({ step: z.string(), at: Timestamp, attempt
 export type EventRecorded = z.infer<typeof EventRecorded>
 
 // The agent ran: `exitCode` (0 → succeeded, else failed), with `reason: "deadline"` when the worker
-// stopped it at the dispatch's deadline. Setup failed before verification: `status: "setup_failed"`
+// stopped it at the dispatch's deadline, and `detail`: the tail of its output (optional: older workers
+// send none). Setup failed before verification: `status: "setup_failed"`
 // with a `reason` code, the `detail` (tail of the setup output) and, when setup ran, its `exitCode`.
 // The dispatch was cancelled: `status: "cancelled"` with what the worker had (the agent's exit code,
 // the baseline, `detail`: the tail of its output) — a completion of any kind that reaches a cancelled
@@ -320,17 +321,17 @@ export const CompleteRequest = z
     } else {
       if (body.exitCode === undefined)
         ctx.addIssue({ code: 'custom', path: ['exitCode'], message: 'exitCode is required' })
-      if ((body.reason !== undefined && body.reason !== 'deadline') || body.detail !== undefined)
+      if (body.reason !== undefined && body.reason !== 'deadline')
         ctx.addIssue({
           code: 'custom',
           path: ['reason'],
-          message: 'an agent exit carries no detail, and no reason but "deadline"',
+          message: 'an agent exit carries no reason but "deadline"',
         })
     }
   })
 export type CompleteRequest = z.infer<typeof CompleteRequest>
 // The two bodies of complete, less the fence: the agent ran, or setup failed before verification.
-export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs' | 'outputDropped'> & {
+export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs' | 'detail' | 'outputDropped'> & {
   exitCode: number
   reason?: 'deadline'
 }

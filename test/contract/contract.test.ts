@@ -8,6 +8,7 @@ import {
   canonicalJson,
   hashDefinition,
   listRequirements,
+  MAX_DETAIL_CHARS,
   normaliseDefinition,
   outcomeOf,
   Reason,
@@ -169,6 +170,16 @@ describe('completions', () => {
   it.each(Object.entries(bodies))('take the lines of output the log dropped with %s', (_, body) => {
     expect(CompleteRequest.safeParse({ ...body, outputDropped: 160_025 }).success).toBe(true)
     expect(CompleteRequest.safeParse(body).success).toBe(true)
+  })
+
+  // optional and additive, like outputDropped: an older worker's agent exit, without it, still parses
+  it("take the agent's output tail with an agent exit, bounded as every completion's detail", () => {
+    const exit = { ...fence, exitCode: 3, detail: 'to stdout\npanic' }
+    expect(CompleteRequest.safeParse(exit).success).toBe(true)
+    expect(CompleteRequest.safeParse({ ...exit, detail: 'x'.repeat(MAX_DETAIL_CHARS) }).success).toBe(true)
+    expect(CompleteRequest.safeParse({ ...exit, detail: 'x'.repeat(MAX_DETAIL_CHARS + 1) }).success).toBe(
+      false,
+    )
   })
 
   it.each([-1, 1.5, '12'])('refuse %j as the lines of output dropped', (outputDropped) => {

@@ -139,6 +139,19 @@ describe('a dispatch end to end', () => {
     expect(existsSync(marker)).toBe(false)
   })
 
+  it("keeps a failed agent's output, stdout and stderr, as its completion's detail", async () => {
+    const repo = await makeRepo()
+    await register(coordinator.url, {
+      name: 'e2e-agent-fails',
+      agent: { command: ['sh', '-c', 'echo building-the-thing; echo panic: no config >&2; exit 3'] },
+    })
+    const d = await wait(await dispatch(coordinator.url, 'e2e-agent-fails', { repo }))
+    expect(d.status).toBe('failed')
+    expect(d.completion).toMatchObject({ exitCode: 3, detail: expect.any(String) })
+    // two pipes: their lines arrive in either order
+    expect(d.completion?.detail?.split('\n').sort()).toEqual(['building-the-thing', 'panic: no config'])
+  })
+
   it('refuses a workspace.path outside every --workspace-root as setup_failed path-not-allowed', async () => {
     const outside = await tempDir()
     const marker = await subagent('e2e-outside', {})

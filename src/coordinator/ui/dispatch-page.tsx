@@ -1,5 +1,5 @@
 // One dispatch: what it ran, its event timeline, each requirement with the facts the worker saw,
-// the setup output tail and the completion.
+// the output tail and the completion.
 import type { CheckResult, DispatchEvent, DispatchView } from '../../contract/index.js'
 import { Code, Page, Reason, Status } from './layout.js'
 
@@ -41,7 +41,7 @@ export function DispatchPage({ d }: { d: DispatchView }) {
         </dd>
       </dl>
       {d.preflight && <Preflight p={d.preflight} />}
-      <SetupTail d={d} />
+      <OutputTail d={d} />
       {d.completion && <CompletionFacts c={d.completion} />}
       <Timeline events={d.events} total={d.eventCount} />
     </Page>
@@ -128,17 +128,22 @@ function fact(v: unknown) {
   return <code>{typeof v === 'string' ? v : JSON.stringify(v)}</code>
 }
 
-// Why setup failed, with its output's last lines: the completion's detail, else the setup-failed event's.
-function SetupTail({ d }: { d: DispatchView }) {
+// The output's last lines the dispatch kept: its completion's detail (setup's when setup failed, the
+// agent's when it ran, the stopped program's when cancelled), else the setup-failed event's.
+function OutputTail({ d }: { d: DispatchView }) {
+  const c = d.completion
   const event = d.events.findLast((e) => e.step === 'setup-failed')?.detail as
     | { detail?: unknown }
     | undefined
-  const detail = d.completion?.status === 'setup_failed' ? d.completion.detail : event?.detail
+  const ofCompletion = typeof c?.detail === 'string' && c.detail !== ''
+  const detail = ofCompletion ? c?.detail : event?.detail
   if (typeof detail !== 'string' || detail === '') return null
+  const setup = !ofCompletion || c?.status === 'setup_failed'
+  const title = setup ? 'Setup output' : c?.status === 'cancelled' ? 'Output' : 'Agent output'
   return (
-    <section aria-labelledby="setup">
-      <h2 id="setup">Setup output</h2>
-      {d.completion?.reason && <Reason code={d.completion.reason} />}
+    <section aria-labelledby="output">
+      <h2 id="output">{title}</h2>
+      {setup && c?.reason && <Reason code={c.reason} />}
       <pre>{detail}</pre>
     </section>
   )

@@ -132,6 +132,32 @@ describe('dispatches', () => {
     expect(late.status).toBe(409)
     expect(late.body.error).toMatchObject({ code: 'invalid-state', details: { status: 'failed' } })
   })
+
+  it("keeps a failed agent's output tail with its completion and answers it as completion.detail", async () => {
+    await drainQueue(h)
+    const id = await queueDispatch(h)
+    const c = await claim(h)
+    await h.call('PUT', `/v1/dispatches/${id}/preflight`, {
+      role: 'worker',
+      body: { ...fenceOf(c), report: reportFor(definition()) },
+    })
+    const exit = { ...fenceOf(c), exitCode: 3, durationMs: 40, detail: 'to stdout\npanic' }
+    const complete = (body: Record<string, unknown>) =>
+      h.call('POST', `/v1/dispatches/${id}/complete`, { role: 'worker', body })
+    expect(await complete(exit)).toMatchObject({ status: 200, body: { id, status: 'failed' } })
+    const view = await h.call('GET', `/v1/dispatches/${id}`)
+    expect(view.body.completion).toEqual({
+      status: 'failed',
+      exitCode: 3,
+      durationMs: 40,
+      detail: 'to stdout\npanic',
+      at: expect.any(String),
+    })
+    // the tail is part of the completion: a retry sends the same, another tail is another completion
+    expect(await complete(exit)).toMatchObject({ status: 200, body: { id, status: 'failed' } })
+    const other = await complete({ ...exit, detail: 'something else' })
+    expect(other).toMatchObject({ status: 409, body: { error: { code: 'completion-conflict' } } })
+  })
 })
 
 // Claims everything queued so far, so the next claim takes the next dispatch queued.

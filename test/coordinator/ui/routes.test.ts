@@ -244,6 +244,26 @@ describe('the dispatch page', () => {
     expect(res.text).toContain('Look at: The output tail.')
   })
 
+  it("shows a failed agent's output tail", async () => {
+    const def = definition('ui-agent-failed')
+    const id = await queueDispatch(h, def)
+    const c = await claim(h)
+    await h.call('PUT', `/v1/dispatches/${id}/preflight`, {
+      role: 'worker',
+      body: { ...fenceOf(c), report: reportFor(def) },
+    })
+    const detail = 'to stdout\npanic: <config> & gone'
+    const done = await h.call('POST', `/v1/dispatches/${id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), exitCode: 3, durationMs: 40, detail },
+    })
+    expect(done.status).toBe(200)
+    const res = await send(`/ui/dispatches/${id}`, { cookie: await signIn() })
+    expect(res.text).toContain('<h2 id="output">Agent output</h2>')
+    // escaped, never markup
+    expect(res.text).toContain('<pre>to stdout\npanic: &lt;config&gt; &amp; gone</pre>')
+  })
+
   it.each(['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '%27%3B--'])(
     'answers an unknown dispatch (%s) with a 404 page',
     async (id) => {

@@ -1,0 +1,94 @@
+// The agent's completion as the worker sends it: its exit with the tail of its output, and, to a
+// coordinator older than that tail, the exit without it. The coordinator is a stand-in object.
+import { randomUUID } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type AgentExit, type ClaimResponse, MAX_DETAIL_CHARS } from '../../src/contract/index.js'
+import { type Api, ApiError, LeaseLostError } from '../../worker/api.js'
+import { complete } from '../../worker/complete.js'
+import { workerConfig } from '../../worker/config.js'
+import { type Job, openJob } from '../../worker/job.js'
+import { recordingLog } from '../support/log.js'
+import { GIT } from '../support/worker-git.js'
+
+const opened: Job[] = []
+afterEach(async () => {
+  for (const job of opened.splice(0)) await job.close('failed')
+})
+
+// A job whose coordinator answers each completion with `answer` (a throw is a refusal).
+function jobAnswering(answer: (exit: AgentExit) => unknown) {
+  const sent: AgentExit[] = []
+  const api = {
+    complete: async (_fence: unknown, exit: AgentExit) => {
+      sent.push(exit)
+      return answer(exit)
+    },
+  } as unknown as Api
+  const claim = {
+    dispatch: {
+      id: randomUUID(),
+      attempt: 1,
+      workspace: { path: '/nowhere' },
+      subagent: { name: 's', version: 1 },
+    },
+    subagent: { name: 's', agent: { command: ['true'] } },
+    lease: { token: 't', expiresAt: new Date(Date.now() + 60_000).toISOString() },
+  } as ClaimResponse
+  const job = openJob(claim, {
+    api,
+    log: recordingLog().log,
+    config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
+    env: {},
+    signal: new AbortController().signal,
+  })
+  opened.push(job)
+  return { job, sent }
+}
+
+const failed = (exit: AgentExit) => ({
+  id: randomUUID(),
+  status: exit.exitCode === 0 ? 'succeeded' : 'failed',
+})
+const refused = () => {
+  throw new ApiError(400, 'invalid-request', 'an agent exit carries no detail, and no reason but "deadline"')
+}
+
+describe('complete', () => {
+  it("sends the agent's output tail as the completion's detail", async () => {
+    const { job, sent } = jobAnswering(failed)
+    const run = { exitCode: 3, durationMs: 40, tail: 'to stdout\npanic' }
+    expect(await complete(job, run, undefined)).toBe('failed')
+    expect(sent).toEqual([{ exitCode: 3, durationMs: 40, detail: 'to stdout\npanic' }])
+  })
+
+  it('keeps the last MAX_DETAIL_CHARS characters of a longer tail, and sends no detail without one', async () => {
+    const { job, sent } = jobAnswering(failed)
+    const tail = `first${'x'.repeat(MAX_DETAIL_CHARS - 4)}last`
+    await complete(job, { exitCode: 0, durationMs: 1, tail }, undefined)
+    await complete(job, { exitCode: 124, durationMs: 0, reason: 'deadline' }, undefined)
+    expect(sent[0]?.detail).toBe(`${'x'.repeat(MAX_DETAIL_CHARS - 4)}last`)
+    expect(sent[1]).toEqual({ exitCode: 124, durationMs: 0, reason: 'deadline' })
+  })
+
+  it('sends the exit again without its tail to a coordinator that refuses the tail', async () => {
+    const { job, sent } = jobAnswering((exit) => (exit.detail === undefined ? failed(exit) : refused()))
+    expect(await complete(job, { exitCode: 3, durationMs: 40, tail: 'panic' }, undefined)).toBe('failed')
+    expect(sent).toEqual([
+      { exitCode: 3, durationMs: 40, detail: 'panic' },
+      { exitCode: 3, durationMs: 40 },
+    ])
+  })
+
+  it('sends nothing again for a refusal a tail did not cause', async () => {
+    const lost = jobAnswering(() => {
+      throw new LeaseLostError('superseded')
+    })
+    await expect(
+      complete(lost.job, { exitCode: 3, durationMs: 40, tail: 'panic' }, undefined),
+    ).rejects.toThrow(LeaseLostError)
+    expect(lost.sent).toHaveLength(1)
+    const bare = jobAnswering(refused)
+    await expect(complete(bare.job, { exitCode: 3, durationMs: 40 }, undefined)).rejects.toThrow(ApiError)
+    expect(bare.sent).toHaveLength(1)
+  })
+})
