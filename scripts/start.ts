@@ -1,23 +1,26 @@
-// `npm start [-- --host H] [-- --data-dir DIR]`: a coordinator on embedded PGlite under ./.preflight plus one
-// local worker, in one command. One per data directory: a second is refused before it touches anything.
+// `npm start [-- --host H] [-- --data-dir DIR] [-- --rotate-tokens]`: a coordinator on embedded PGlite under
+// ./.preflight plus one local worker, in one command. One per data directory: a second is refused before it
+// touches anything. Its tokens are kept there across restarts (start-tokens.ts).
 import type { ChildProcess } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { takePidLock } from '../src/cli/pid-lock.js'
 import {
-  bootstrapTokens,
   DATA_DIR,
   ensureBuilt,
   isolationArgs,
+  ROOT,
   readState,
   spawnPreflight,
   stateFile,
+  type Tokens,
   tokenSpec,
   waitExit,
   waitReady,
   writeState,
 } from './local.js'
+import { startTokens, tokensFile } from './start-tokens.js'
 
 const options = parseOptions()
 const dataDir = resolve(options['data-dir'] ?? DATA_DIR)
@@ -34,7 +37,7 @@ const host = options.host ?? '127.0.0.1'
 // a wildcard address is reached through loopback on this machine
 const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
 const url = `http://${local.includes(':') ? `[${local}]` : local}:${port}`
-const tokens = bootstrapTokens()
+const tokens = await keptTokens()
 
 await ensureBuilt()
 const coordinator = spawnPreflight(['coordinator', '--port', port, '--host', host, '--data-dir', dataDir], {
@@ -96,9 +99,30 @@ async function shutdown(code: number): Promise<never> {
 
 function parseOptions() {
   try {
-    return parseArgs({ options: { host: { type: 'string' }, 'data-dir': { type: 'string' } } }).values
+    return parseArgs({
+      options: {
+        host: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'rotate-tokens': { type: 'boolean' },
+      },
+    }).values
   } catch (err) {
-    return fail(`${(err as Error).message} (npm start [-- --host ADDRESS] [-- --data-dir DIR])`, 2)
+    return fail(
+      `${(err as Error).message} (npm start [-- --host ADDRESS] [-- --data-dir DIR] [-- --rotate-tokens])`,
+      2,
+    )
+  }
+}
+
+async function keptTokens(): Promise<Tokens> {
+  try {
+    return await startTokens(dataDir, {
+      rotate: options['rotate-tokens'] ?? false,
+      pinned: process.env.PREFLIGHT_BOOTSTRAP_TOKENS,
+    })
+  } catch (err) {
+    if (typeof lock === 'function') lock()
+    return fail((err as Error).message)
   }
 }
 
@@ -107,30 +131,49 @@ function fail(message: string, code = 1): never {
   process.exit(code)
 }
 
+// Each argument quoted, so that the commands paste into bash and zsh alike (an unquoted "?" is a glob in
+// zsh, "&" sends a command to the background in both): single quotes, or double quotes around a URL with
+// "$ID" in it (a URL holds no "$", "`", '"' or "\").
+function quote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`
+}
+
 function banner(): string {
   const reach =
     host === local
       ? ''
       : `\n  (listening on every interface: ${host}; give --host 127.0.0.1 to keep it local)`
+  const auth = quote(`Authorization: Bearer ${tokens.orchestrator}`)
+  const json = quote('content-type: application/json')
+  const subagent = {
+    name: 'hello',
+    agent: { command: ['sh', '-c', 'echo hello'] },
+    contextRequires: { exec: ['git', 'pnpm'] },
+  }
+  const dispatch = { subagent: 'hello', workspace: { repo: ROOT } }
   return `
 preflight is running (database: PGlite in ${dataDir}; stop with Ctrl-C)
 
-  URL           ${url}${reach}
+  URL           ${url}  (in a browser: the operator page; sign in with the operator token)${reach}
   orchestrator  ${tokens.orchestrator}
   worker        ${tokens.worker}
   operator      ${tokens.operator}
   admin         ${tokens.admin}
+  (kept in ${tokensFile(dataDir)}; npm start -- --rotate-tokens mints new ones)
 
 Try it (another terminal):
 
   npm run demo
 
-or by hand:
+or by hand: register a subagent, dispatch it on this repository, wait for its end and its report:
 
-  curl -s -X POST ${url}/v1/subagents \\
-    -H 'Authorization: Bearer ${tokens.orchestrator}' -H 'content-type: application/json' \\
-    -d '{"name":"hello","agent":{"command":["sh","-c","echo hello"]},"contextRequires":{"exec":["git","pnpm"]}}'
-
-  curl -s ${url}/v1/reports?outcome=unmet -H 'Authorization: Bearer ${tokens.operator}'
+  curl -s -X POST ${quote(`${url}/v1/subagents`)} -H ${json} \\
+    -H ${auth} \\
+    -d ${quote(JSON.stringify(subagent))}
+  ID=$(curl -s -X POST ${quote(`${url}/v1/dispatches`)} -H ${json} \\
+    -H ${auth} \\
+    -d ${quote(JSON.stringify(dispatch))} | sed 's/.*"id":"\\([^"]*\\)".*/\\1/')
+  curl -s "${url}/v1/dispatches/$ID?waitFor=terminal&timeoutMs=30000" \\
+    -H ${auth}
 `
 }

@@ -70,6 +70,8 @@ export function createApp(input: AppDeps) {
     .route('/', tokenRoutes(deps))
     .route('/', webhookRoutes(deps))
     .route('/', metricsRoutes(deps.metrics))
+  // a browser given the coordinator's address lands on the operator page, not on a JSON 404
+  app.get('/', (c) => c.redirect('/ui', 303))
   app.route('/', uiRoutes(deps))
   app.route('/', docsRoutes())
   app.doc31('/openapi.json', document)

@@ -1,8 +1,9 @@
 // `npm start` (scripts/start.ts) run for real: a coordinator on PGlite and a worker, each in a temp data
 // directory on a free port — one instance per directory, loopback by default, npm's PATH additions kept
-// from the worker, and an exit code that says a child died.
+// from the worker, an exit code that says a child died, tokens kept across restarts, and example commands
+// that paste into any shell.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -56,6 +57,37 @@ async function running(dataDir: string): Promise<StartState> {
   return state as StartState
 }
 
+// The tokens the banner printed, by role, once it has printed all four.
+async function printedTokens(started: Started): Promise<Record<string, string>> {
+  const read = () =>
+    Object.fromEntries(
+      [...started.output().matchAll(/^ {2}(orchestrator|worker|operator|admin) +(\S+)$/gm)].map(
+        ([, role, token]) => [role, token],
+      ),
+    )
+  await waitFor(() => Object.keys(read()).length === 4, {
+    timeoutMs: 60_000,
+    everyMs: 100,
+    what: 'npm start to print its tokens',
+  })
+  return read()
+}
+
+// The banner's example commands: its indented lines after "Try it".
+const commandsIn = (output: string) =>
+  (output.split('Try it')[1] ?? '').split('\n').filter((line) => /^ {2}\S|^ {4}/.test(line))
+
+// What a shell reads unquoted: without its '…' and "…" parts.
+const unquoted = (line: string) => line.replace(/'[^']*'/g, '').replace(/"[^"]*"/g, '')
+
+async function stop(started: Started): Promise<number> {
+  if (started.child.exitCode === null) started.child.kill('SIGTERM')
+  return waitExit(started.child)
+}
+
+const statusWith = async (url: string, token: string) =>
+  (await fetch(`${url}/v1/dispatches`, { headers: { authorization: `Bearer ${token}` } })).status
+
 const reachable = (host: string, port: number) =>
   new Promise<boolean>((done) => {
     const socket = connect({ host, port }, () => {
@@ -102,6 +134,21 @@ describe('npm start', () => {
     expect(environ.some((v) => v.startsWith('npm_'))).toBe(false)
   })
 
+  it('prints commands that paste into bash and zsh: no unquoted "?" or "&", one flow', async () => {
+    await printedTokens(first)
+    const commands = commandsIn(first.output())
+    expect(commands.length).toBeGreaterThan(4)
+    expect(commands.filter((line) => /[?&]/.test(unquoted(line)))).toEqual([])
+    // register → dispatch that subagent → wait for its end
+    const flow = commands.join('\n')
+    const at = (text: string) => flow.indexOf(text)
+    expect(at('/v1/subagents')).toBeGreaterThan(-1)
+    expect(at('"name":"hello"')).toBeGreaterThan(at('/v1/subagents'))
+    expect(at('"subagent":"hello"')).toBeGreaterThan(at('/v1/dispatches'))
+    expect(at('/v1/dispatches')).toBeGreaterThan(at('"name":"hello"'))
+    expect(at('?waitFor=terminal')).toBeGreaterThan(at('"subagent":"hello"'))
+  })
+
   it('refuses a second instance on the same directory and leaves the first untouched', async () => {
     const before = await readFile(join(dir, 'start.json'), 'utf8')
     const second = start(dir, await freePort())
@@ -119,6 +166,41 @@ describe('npm start', () => {
     await expect(fetch(`${state.url}/readyz`)).rejects.toThrow()
     await expect(readFile(join(dir, 'start.json'))).rejects.toThrow(/ENOENT/)
   }, 30_000)
+
+  // npm start again on this directory: its printed tokens and the checks of `use`; stopped whatever they throw
+  async function restart(args: string[], use: (url: string) => Promise<void>) {
+    const started = start(dir, await freePort(), args)
+    try {
+      const tokens = await printedTokens(started)
+      await use((await running(dir)).url)
+      return { tokens, code: await stop(started) }
+    } finally {
+      await stop(started)
+    }
+  }
+
+  it('prints the same tokens when started again on the same directory, and they still work', async () => {
+    const before = await printedTokens(first)
+    await stop(first)
+    const again = await restart([], async (url) => {
+      expect(await statusWith(url, before.orchestrator as string)).toBe(200)
+    })
+    expect(again.code).toBe(0)
+    expect(again.tokens).toEqual(before)
+    expect((await stat(join(dir, 'tokens.json'))).mode & 0o777).toBe(0o600)
+    expect((await stat(dir)).mode & 0o777).toBe(0o700)
+  }, 90_000)
+
+  it('prints new tokens with --rotate-tokens, and the old ones no longer work', async () => {
+    const before = JSON.parse(await readFile(join(dir, 'tokens.json'), 'utf8'))
+    const rotated = await restart(['--rotate-tokens'], async (url) => {
+      expect(await statusWith(url, before.orchestrator)).toBe(401)
+    })
+    expect(rotated.code).toBe(0)
+    for (const role of ['orchestrator', 'worker', 'operator', 'admin'])
+      expect(rotated.tokens[role], role).not.toBe(before[role])
+    expect(JSON.parse(await readFile(join(dir, 'tokens.json'), 'utf8'))).toEqual(rotated.tokens)
+  }, 90_000)
 })
 
 describe('npm start arguments', () => {

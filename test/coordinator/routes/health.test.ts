@@ -21,6 +21,12 @@ describe('health and the app skeleton', () => {
     expect(r.body.error.code).toBe('not-found')
   })
 
+  it('redirects / to the operator page, without a token', async () => {
+    const r = await h.app.request('/')
+    expect([302, 303]).toContain(r.status)
+    expect(r.headers.get('location')).toBe('/ui')
+  })
+
   it('refuses /v1 without a token with the 401 envelope', async () => {
     const r = await h.call('GET', '/v1/subagents/x', { role: null })
     expect(r.status).toBe(401)
