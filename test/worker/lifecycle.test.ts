@@ -35,10 +35,14 @@ afterEach(async () => {
 })
 
 const COMPLETED: Answer = { status: 200, body: { status: 'succeeded' } }
+const CANCELLED = {
+  status: 409,
+  body: { error: { code: 'cancelled', message: 'the dispatch was cancelled' } },
+}
 
 // Answers every worker route as the coordinator would, the preflight report with `answer` and the
-// completion with `completion`.
-async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
+// completion with `completion`; a heartbeat with 409 cancelled once `cancelWhen` holds.
+async function standIn(answer: Answer | 'hang', completion = COMPLETED, cancelWhen = () => false) {
   const seen: { path: string; step?: string; detail?: unknown; report?: PreflightReport; body?: unknown }[] =
     []
   const reply = (res: ServerResponse, status: number, text?: string) => {
@@ -54,6 +58,7 @@ async function standIn(answer: Answer | 'hang', completion = COMPLETED) {
     const completes = path.endsWith('/complete') ? { body } : {}
     seen.push({ path, ...(step ? { step, detail } : {}), ...(report ? { report } : {}), ...completes })
     if (path.endsWith('/heartbeat')) {
+      if (cancelWhen()) return reply(res, 409, JSON.stringify(CANCELLED.body))
       const expiresAt = new Date(Date.now() + 60_000).toISOString()
       return reply(res, 200, JSON.stringify({ status: 'running', lease: { token: 'lease', expiresAt } }))
     }
@@ -86,12 +91,14 @@ async function dispatchWith(
   }),
   workspaceOf: (dir: string) => Record<string, unknown> = (dir) => ({ path: dir }),
   dispatchExtra: Record<string, unknown> = {},
+  cancelWhen?: (marker: string) => boolean,
 ) {
-  const { url, seen } = await standIn(answer, completion)
+  const marked = (dir: string) => join(dir, 'agent-ran')
+  const { url, seen } = await standIn(answer, completion, () => cancelWhen?.(marked(workspace)) ?? false)
   const workspace = await tempDir('preflight-decision-ws-')
   const workdir = await tempDir('preflight-decision-work-')
   made.push(workspace, workdir)
-  const marker = join(workspace, 'agent-ran')
+  const marker = marked(workspace)
   const { log, warnings, records } = recordingLog()
   const claim = {
     dispatch: {
@@ -210,11 +217,6 @@ describe('the decision that starts the agent', () => {
 
   // A 409 cancelled to the completion itself: the cancel came after the program ended. What the
   // dispatch had (the exit and the output's tail) is written with the cancel all the same.
-  const CANCELLED = {
-    status: 409,
-    body: { error: { code: 'cancelled', message: 'the dispatch was cancelled' } },
-  }
-
   it("keeps the agent's exit and output when its completion is answered cancelled", async () => {
     const run = await dispatchWith(PROCEED, CANCELLED, undefined, () => ({
       name: 'decision',
@@ -223,6 +225,25 @@ describe('the decision that starts the agent', () => {
     expect(run.ending).toBe('cancelled')
     expect(run.completed.at(-1)).toMatchObject({ status: 'cancelled', exitCode: 3, detail: 'last words' })
   })
+
+  // A heartbeat answered cancelled while the agent runs: the agent is stopped, and the cancel writes
+  // the output it had (the agent step's Abandoned carries it to the lifecycle).
+  it("keeps a stopped agent's output when a heartbeat says the dispatch was cancelled", async () => {
+    const run = await dispatchWith(
+      PROCEED,
+      COMPLETED,
+      undefined,
+      (marker) => ({
+        name: 'decision',
+        agent: { command: ['sh', '-c', `echo still working; touch ${JSON.stringify(marker)}; sleep 30`] },
+      }),
+      undefined,
+      {},
+      existsSync,
+    )
+    expect(run).toMatchObject({ ending: 'cancelled', agentRan: true })
+    expect(run.completed.at(-1)).toMatchObject({ status: 'cancelled', detail: 'still working' })
+  }, 20_000)
 
   it("keeps setup's output when its setup failure is answered cancelled", async () => {
     const run = await dispatchWith(PROCEED, CANCELLED, undefined, undefined, (dir) => ({
