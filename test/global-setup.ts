@@ -13,6 +13,10 @@ export default async function setup() {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json'], {
     stdio: 'inherit',
   })
+  // the declarations the package ships, for the tests of the packed package (test/support/pack.ts)
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.types.json'], {
+    stdio: 'inherit',
+  })
   // bin/preflight.js runs the bundle `npm run build` makes from tsc's output: made again, or a spawned
   // CLI would run the code of the last `npm run build` (esbuild: a fraction of a second)
   await import('../scripts/bundle-cli.js')

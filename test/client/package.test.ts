@@ -3,9 +3,8 @@
 // this repository's, as an install would provide them), a consumer typechecked against the built
 // declarations (strict; a wrong field is an error, so the types are real) and run against a live
 // coordinator, and the tarball's `preflight` command run.
-// The .js comes from the suite's build (test/global-setup.ts), the .d.ts from `tsc -b tsconfig.types.json`,
-// run here (build mode: after no change to the sources it compares their times with its build info and
-// reads nothing else, 0.15 s instead of the 1.4 s a `tsc -p` of the same project takes).
+// The .js and the .d.ts come from the suite's build (test/global-setup.ts); the tarball from
+// test/support/pack.ts, as tarball.test.ts installs it.
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
@@ -17,6 +16,7 @@ import { promisify } from 'node:util'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tokens, useTestApp } from '../support/app.js'
+import { packInto } from '../support/pack.js'
 
 const run = promisify(execFile)
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -65,22 +65,16 @@ describe('preflight/client from outside the repository', () => {
   let packedFiles: string[]
 
   beforeAll(async () => {
-    await run(process.execPath, [tsc, '-b', join(root, 'tsconfig.types.json')], { cwd: root })
     if (!existsSync(join(root, 'dist/src/client/index.js')))
       throw new Error('dist/src/client/index.js is missing: run `npm run build` first')
     dir = await mkdtemp(join(tmpdir(), 'preflight-consumer-'))
     await mkdir(join(dir, 'node_modules/@types'), { recursive: true })
     // the package as an installed dependency would be: what the tarball holds, nothing else
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-      cwd: root,
-    })
-    const [tarball] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[]
-    if (!tarball) throw new Error(`npm pack made no tarball: ${packed.stdout}`)
-    const { filename, files } = tarball
-    packedFiles = files.map((f) => f.path)
+    const { tarball, files } = await packInto(dir)
+    packedFiles = files
     const pkg = join(dir, 'node_modules/preflight')
     await mkdir(pkg, { recursive: true })
-    await run('tar', ['-xzf', join(dir, filename), '-C', pkg, '--strip-components=1'])
+    await run('tar', ['-xzf', tarball, '-C', pkg, '--strip-components=1'])
     await symlink(join(root, 'node_modules'), join(pkg, 'node_modules'), 'dir')
     await symlink(join(root, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'), 'dir')
     await writeFile(

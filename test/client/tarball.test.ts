@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { packInto } from '../support/pack.js'
 
 const run = promisify(execFile)
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -80,26 +81,15 @@ describe('the tarball, installed by npm', () => {
   let errors: string[]
 
   beforeAll(async () => {
-    // the .js is the suite's build (test/global-setup.ts); the declarations as package.test.ts makes them
-    await run(process.execPath, [tsc, '-b', join(root, 'tsconfig.types.json')], { cwd: root })
     if (!existsSync(join(root, 'dist/assets')))
       throw new Error('dist/assets/ is missing: run `npm run build` first')
     dir = await mkdtemp(join(tmpdir(), 'preflight-installed-'))
-    // --ignore-scripts: `prepare` would run the whole build again, which the suite has done
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-      cwd: root,
-    })
-    const [tarball] = JSON.parse(packed.stdout) as { filename: string }[]
-    if (!tarball) throw new Error(`npm pack made no tarball: ${packed.stdout}`)
+    const { tarball } = await packInto(dir)
     await writeFile(
       join(dir, 'package.json'),
       JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
     )
-    await run(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, tarball.filename)],
-      { cwd: dir },
-    )
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: dir })
     bin = join(dir, 'node_modules/.bin/preflight')
     await writeFile(
       join(dir, 'tsconfig.json'),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 // Definitions and reports for route tests.
 import { sql } from 'drizzle-orm'
 import {
@@ -52,6 +53,21 @@ export async function claim(h: TestApp, workerId = 'w1'): Promise<ClaimResponse>
   const r = await h.call('POST', '/v1/worker/claim', { role: 'worker', body: { workerId } })
   if (r.status !== 200) throw new Error(`claim answered ${r.status}`)
   return r.body
+}
+
+// A claim as a worker receives it, for the worker's own tests (no coordinator): a workspace.path that
+// nothing reads, its lease running out in `leaseMs`.
+export function workerClaim(leaseMs = 60_000): ClaimResponse {
+  return {
+    dispatch: {
+      id: randomUUID(),
+      attempt: 1,
+      workspace: { path: '/nowhere' },
+      subagent: { name: 's', version: 1 },
+    },
+    subagent: { name: 's', agent: { command: ['true'] } },
+    lease: { token: 't', expiresAt: new Date(Date.now() + leaseMs).toISOString() },
+  } as ClaimResponse
 }
 
 export const fenceOf = (c: ClaimResponse) => ({ attempt: c.dispatch.attempt, leaseToken: c.lease.token })

@@ -2,11 +2,12 @@
 // coordinator older than that tail, the exit without it. The coordinator is a stand-in object.
 import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type AgentExit, type ClaimResponse, MAX_DETAIL_CHARS } from '../../src/contract/index.js'
+import { type AgentExit, MAX_DETAIL_CHARS } from '../../src/contract/index.js'
 import { type Api, ApiError, LeaseLostError } from '../../worker/api.js'
 import { complete } from '../../worker/complete.js'
 import { workerConfig } from '../../worker/config.js'
 import { type Job, openJob } from '../../worker/job.js'
+import { workerClaim } from '../support/fixtures.js'
 import { recordingLog } from '../support/log.js'
 import { GIT } from '../support/worker-git.js'
 
@@ -24,16 +25,7 @@ function jobAnswering(answer: (exit: AgentExit) => unknown) {
       return answer(exit)
     },
   } as unknown as Api
-  const claim = {
-    dispatch: {
-      id: randomUUID(),
-      attempt: 1,
-      workspace: { path: '/nowhere' },
-      subagent: { name: 's', version: 1 },
-    },
-    subagent: { name: 's', agent: { command: ['true'] } },
-    lease: { token: 't', expiresAt: new Date(Date.now() + 60_000).toISOString() },
-  } as ClaimResponse
+  const claim = workerClaim()
   const job = openJob(claim, {
     api,
     log: recordingLog().log,

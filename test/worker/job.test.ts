@@ -1,15 +1,9 @@
-// A dispatch's job: its signal follows the worker's and the lease's, and its end lets the lease go
-// before anything else and leaves nothing attached to the worker's long-lived signal.
-//
-// The coordinator is a stand-in object (heartbeats answered 409 on cue), and time is vitest's fake
-// clock, as in lease.test.ts.
-import { randomUUID } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { ClaimResponse } from '../../src/contract/index.js'
 import { type Api, LeaseLostError } from '../../worker/api.js'
 import { workerConfig } from '../../worker/config.js'
 import { type DispatchDeps, openJob } from '../../worker/job.js'
+import { workerClaim } from '../support/fixtures.js'
 import { recordingLog } from '../support/log.js'
 import { GIT } from '../support/worker-git.js'
 
@@ -32,16 +26,7 @@ function setup(leaseMs: number, extra: Partial<DispatchDeps> = {}) {
     },
   } as unknown as Api
   const worker = new AbortController()
-  const claim = {
-    dispatch: {
-      id: randomUUID(),
-      attempt: 1,
-      workspace: { path: '/nowhere' },
-      subagent: { name: 's', version: 1 },
-    },
-    subagent: { name: 's', agent: { command: ['true'] } },
-    lease: { token: 't', expiresAt: new Date(Date.now() + leaseMs).toISOString() },
-  } as ClaimResponse
+  const claim = workerClaim(leaseMs)
   const job = openJob(claim, {
     api,
     log,
