@@ -10,7 +10,16 @@ import { build, type Plugin } from 'esbuild'
 
 const CLI = join(import.meta.dirname, '../dist/src/cli')
 // the coordinator finds its migrations and assets relative to its modules: not moved into a chunk
-const LAZY = ['coordinator', 'migrate', 'token', 'reports', 'dispatches', 'explain']
+const LAZY = [
+  'coordinator',
+  'migrate',
+  'token',
+  'reports',
+  'dispatches',
+  'dispatches-create',
+  'explain',
+  'subagents',
+]
 
 // Modules left beside the bundle when the CLI's own modules import them, by a path relative to
 // dist/src/cli/ (where the chunks are): chosen by the file an import resolves to, not by its text (the

@@ -24,7 +24,7 @@ import {
 
 const cleanup: (() => Promise<unknown>)[] = []
 try {
-  const { url, tokens } = await coordinator()
+  const { url, tokens, own } = await coordinator()
   const repo = await sampleRepo()
   const missing = 'pnpm-not-installed'
   // a coordinator that went away is said within seconds, not after the worker's ten minutes of tries
@@ -56,6 +56,7 @@ try {
   console.log(
     `In a browser: ${url}/ui/dispatches/${failed.id} (sign in with the operator token ${tokens.operator})`,
   )
+  if (own) await untilEnter(url)
 } catch (err) {
   console.error(`npm run demo: ${(err as Error).message}`)
   process.exitCode = 1
@@ -87,7 +88,7 @@ async function coordinator() {
         `a coordinator answers at ${url}, but no tokens: set PREFLIGHT_ORCHESTRATOR_TOKEN and PREFLIGHT_OPERATOR_TOKEN`,
       )
     console.log(`using the coordinator at ${url}\n`)
-    return { url, tokens }
+    return { url, tokens, own: false }
   }
   return startPrivate()
 }
@@ -115,7 +116,24 @@ async function startPrivate() {
     quiet: true,
   })
   cleanup.push(() => stopChild(worker))
-  return { url, tokens }
+  return { url, tokens, own: true }
+}
+
+// The demo's own coordinator answers those links until Enter (or Ctrl-C) on a terminal; elsewhere it
+// stops at once, and says so.
+async function untilEnter(url: string) {
+  if (!process.stdin.isTTY) {
+    console.log(
+      `\n(${url} was the demo's own coordinator, stopped now: the links work while \`npm start\` runs and \`npm run demo\` uses it)`,
+    )
+    return
+  }
+  console.log(`\nThe demo's own coordinator answers at ${url} until you press Enter.`)
+  await new Promise<void>((resolve) => {
+    process.stdin.once('data', () => resolve())
+    process.stdin.resume()
+  })
+  process.stdin.pause()
 }
 
 async function stopChild(child: ReturnType<typeof spawnPreflight>) {

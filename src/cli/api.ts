@@ -33,24 +33,55 @@ export async function call<T>(
   )
 }
 
+export interface Input {
+  // what the request carried, for the error: "the definition in x.yaml" (default "the request")
+  what?: string
+  // answers that are the input's fault as a 400 is (exit 2): a 422 for a subagent not registered, say
+  faults?: readonly number[]
+}
+
 // Any call of the client, with its refusals turned into ApiRefusal / UsageError as `call` does.
-export async function withClient<T>(api: Api, use: (client: Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  api: Api,
+  use: (client: Client) => Promise<T>,
+  input: Input = {},
+  onStatus?: (status: number) => void,
+): Promise<T> {
+  const seeing = async (url: string, init: RequestInit) => {
+    const res = await fetch(url, init)
+    onStatus?.(res.status)
+    return res
+  }
   try {
-    return await use(createClient({ url: api.base, token: api.token, retry: false }))
+    return await use(createClient({ url: api.base, token: api.token, retry: false, fetch: seeing }))
   } catch (err) {
     if (err instanceof NetworkError)
       throw new Error(`cannot reach the coordinator at ${api.base.origin}: ${err.why}`)
     if (!(err instanceof ApiError)) throw err
     const envelope = err.code !== HTTP_ERROR
     const said = envelope ? `${err.code}: ${err.said}` : `HTTP ${err.status}`
-    // A 400 is our request's fault (the flags); anything else is the coordinator's or the token's.
-    if (err.status === 400) throw new UsageError(`the coordinator rejected the request (${said})`)
+    // A 400 is our request's fault (the flags, the file); anything else is the coordinator's or the token's.
+    if (err.status === 400 || input.faults?.includes(err.status))
+      throw new UsageError(`the coordinator rejected ${input.what ?? 'the request'} (${said})`)
     throw new ApiRefusal(
       err.status,
       envelope ? err.code : undefined,
       `the coordinator answered ${err.status} (${said})`,
     )
   }
+}
+
+// A call whose answer's status tells something its body does not (201 a new one, 200 the same as before).
+export async function withStatus<T>(
+  api: Api,
+  use: (client: Client) => Promise<T>,
+  input: Input = {},
+): Promise<{ body: T; status: number }> {
+  let status = 0
+  const body = await withClient(api, use, input, (s) => {
+    status = s
+  })
+  return { body, status }
 }
 
 function queryOf(params: URLSearchParams): Record<string, string[]> {

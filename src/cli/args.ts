@@ -1,6 +1,8 @@
 // What the subcommands share in reading their flags' values (main.ts parses the command line).
+
 import { DURATION_FORMS, formatDuration, parseDuration } from './duration.js'
 import { UsageError } from './errors.js'
+import { API_FLAGS, type Flags, type Values } from './flags.js'
 
 // A value and where it came from, by the name an error about it gives: "--lease-ms" when the flag
 // was given, "PREFLIGHT_LEASE_MS" when the variable was read instead. An error names what the user
@@ -19,6 +21,17 @@ export function setting(flag: string, value: string | undefined, vars: string[] 
     if (fromEnv) return { value: fromEnv, name }
   }
   return undefined
+}
+
+// The flag's value, else the first set variable of its `env` in the command's table (commands.ts): the
+// variables the help names are the ones read.
+export function settingOf<F extends Flags>(
+  flags: F,
+  flag: keyof F & string,
+  values: Values<F>,
+): Setting | undefined {
+  const value = values[flag]
+  return setting(flag, typeof value === 'string' ? value : undefined, [...(flags[flag]?.env ?? [])])
 }
 
 export function intSetting(given: Setting | undefined, min: number, max: number): number | undefined {
@@ -49,12 +62,20 @@ export const intFlag = (value: string | undefined, flag: string, min: number, ma
 export const durationFlag = (value: string | undefined, flag: string, min: number, max: number) =>
   durationSetting(setting(flag, value), min, max)
 
+// --format of the commands that print text or JSON.
+export function formatOf(value: string | undefined): 'text' | 'json' {
+  const format = value ?? 'text'
+  if (format !== 'text' && format !== 'json')
+    throw new UsageError(`--format must be text or json, got "${format}"`)
+  return format
+}
+
 // One line on stderr for people; stdout stays for what a command outputs.
 export const say = (line: string) => process.stderr.write(`preflight: ${line}\n`)
 
 // --coordinator, else PREFLIGHT_COORDINATOR, else PREFLIGHT_URL: an http(s) URL.
 export function coordinatorUrl(flag: string | undefined): URL {
-  const given = setting('coordinator', flag, ['PREFLIGHT_COORDINATOR', 'PREFLIGHT_URL'])
+  const given = settingOf(API_FLAGS, 'coordinator', { coordinator: flag })
   if (!given) throw new UsageError('name the coordinator with --coordinator URL or PREFLIGHT_COORDINATOR')
   try {
     const url = new URL(given.value)
@@ -65,7 +86,7 @@ export function coordinatorUrl(flag: string | undefined): URL {
 
 // --token, else PREFLIGHT_TOKEN; `role` names the token's role in the error.
 export function tokenFrom(flag: string | undefined, role: string): string {
-  const value = flag ?? process.env.PREFLIGHT_TOKEN
-  if (!value) throw new UsageError(`give ${role} token with --token T or PREFLIGHT_TOKEN`)
-  return value
+  const given = settingOf(API_FLAGS, 'token', { token: flag })
+  if (!given?.value) throw new UsageError(`give ${role} token with --token T or PREFLIGHT_TOKEN`)
+  return given.value
 }

@@ -8,10 +8,16 @@ import { why } from './check-why.js'
 export const FORMATS = ['text', 'json', 'junit'] as const
 export type Format = (typeof FORMATS)[number]
 
-export function render(report: CheckReport, format: Format, opts: { colour?: boolean } = {}): string {
+// `note`: a last line of the text report (json and junit carry the report alone).
+export function render(
+  report: CheckReport,
+  format: Format,
+  opts: { colour?: boolean; note?: string | undefined } = {},
+): string {
   if (format === 'json') return `${JSON.stringify(jsonShape(report), null, 2)}\n`
   if (format === 'junit') return junit(report)
-  return text(report, colours(opts.colour ?? false))
+  const c = colours(opts.colour ?? false)
+  return `${text(report, c)}${opts.note ? `${c.dim(opts.note)}\n` : ''}`
 }
 
 function jsonShape(r: CheckReport): CheckReport {

@@ -1,17 +1,18 @@
 // `preflight check`: the worker's verifier run by hand on a workspace, with this process's environment as the agent's.
-import { readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import type { z } from 'zod'
-import { verify } from '../../worker/checks/index.js'
+import { type AgentIdentity, verify } from '../../worker/checks/index.js'
 import { agentEnvironment } from '../../worker/env.js'
 import type { CheckReport, ContextRequires } from '../contract/index.js'
 import { plainRequires } from '../contract/light.js'
 import { wantsColour } from '../log/colour.js'
-import { durationFlag, say } from './args.js'
+import { durationFlag, intFlag, say } from './args.js'
 import { FORMATS, type Format, render } from './check-format.js'
-import type { CHECK_FLAGS, Values } from './commands.js'
 import { UsageError } from './errors.js'
+import type { CHECK_FLAGS, Values } from './flags.js'
+import { readSmallFile } from './input.js'
 import { nearest } from './nearest.js'
 
 type CheckFlags = Values<typeof CHECK_FLAGS>
@@ -23,18 +24,29 @@ interface CheckArgs {
   // --output FILE: the report goes there instead of stdout
   output: string | undefined
   timeoutMs: number | undefined
+  // --as-uid: judged for this uid (and the same gid) instead of this process's
+  agent: AgentIdentity | undefined
 }
 
-export async function run(values: CheckFlags): Promise<number> {
+// The note of a text report judged as root for no other uid: root reads every file, searches every
+// directory and runs any file with an x bit, so `met` may not hold for the agent's uid.
+export const ROOT_NOTE =
+  'note: judged as root, who may reach and run what an agent’s uid may not; --as-uid UID judges as the agent'
+
+// `uid`: this process's (undefined where there are none).
+export async function run(values: CheckFlags, uid = process.getuid?.()): Promise<number> {
   const parsed = await parseCheckArgs(values)
   const verdict = await verify(parsed.requires, {
     workspace: parsed.workspace,
     env: agentEnvironment(process.env),
     timeoutMs: parsed.timeoutMs,
+    // as the worker's verify step judges for its --agent-uid (worker/verify.ts)
+    ...(parsed.agent ? { agent: parsed.agent } : {}),
   })
   const report: CheckReport = { ...verdict, workspace: parsed.workspace }
-  if (parsed.output) await writeAtomically(parsed.output, render(report, parsed.format))
-  else process.stdout.write(render(report, parsed.format, { colour: wantsColour(process.stdout) }))
+  const note = uid === 0 && parsed.agent === undefined ? ROOT_NOTE : undefined
+  if (parsed.output) await writeAtomically(parsed.output, render(report, parsed.format, { note }))
+  else process.stdout.write(render(report, parsed.format, { colour: wantsColour(process.stdout), note }))
   return verdict.outcome === 'met' ? 0 : 1
 }
 
@@ -77,8 +89,13 @@ async function parseCheckArgs(values: CheckFlags): Promise<CheckArgs> {
     format: format as Format,
     output: values.output === undefined ? undefined : outputFile(values.output),
     timeoutMs: durationFlag(values['timeout-ms'], 'timeout-ms', 1, 3_600_000),
+    agent: agentOf(intFlag(values['as-uid'], 'as-uid', 0, 2 ** 31 - 2)),
   }
 }
+
+// The uid and the gid of the same number, no other groups: how a worker runs its agents (--agent-uid).
+const agentOf = (uid: number | undefined): AgentIdentity | undefined =>
+  uid === undefined ? undefined : { uid, gid: uid }
 
 function workspaceDir(dir: string): string {
   const abs = resolve(dir)
@@ -106,10 +123,6 @@ function outputFile(file: string): string {
   return abs
 }
 
-// A requirements file is small: anything else (a device, a FIFO, /dev/zero, a huge file) is refused
-// before it is read.
-const MAX_REQUIRES_BYTES = 1024 * 1024
-
 // contextRequires read without zod when it is plainly valid (the common case: loading zod would double
 // the command's start-up); otherwise the contract's schema decides and says why.
 async function readRequires(file: string): Promise<ContextRequires | undefined> {
@@ -124,16 +137,7 @@ async function readSubagent(file: string) {
 }
 
 function readJson(file: string): unknown {
-  let text: string
-  try {
-    const info = statSync(file)
-    if (!info.isFile()) throw new UsageError(`${file} is not a regular file`)
-    if (info.size > MAX_REQUIRES_BYTES) throw new UsageError(`${file} is larger than 1 MiB`)
-    text = readFileSync(file, 'utf8')
-  } catch (err) {
-    if (err instanceof UsageError) throw err
-    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
-  }
+  const text = readSmallFile(file)
   try {
     return JSON.parse(text)
   } catch (err) {

@@ -7,16 +7,16 @@ import { syncBootstrapTokens } from '../coordinator/http/auth.js'
 import { MIN_TOKEN_LENGTH, parseBootstrapTokens } from '../coordinator/http/bootstrap-tokens.js'
 import { startServer } from '../coordinator/server.js'
 import { createLog } from '../log/log.js'
-import { durationFlag, durationSetting, intFlag, intSetting, setting } from './args.js'
-import type { COORDINATOR_FLAGS, Values } from './commands.js'
+import { durationFlag, durationSetting, intFlag, intSetting, settingOf } from './args.js'
 import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
+import { COORDINATOR_FLAGS, DEFAULT_PORT, type Values } from './flags.js'
 import { logOptions } from './log-options.js'
 
 export async function run(values: Values<typeof COORDINATOR_FLAGS>): Promise<number> {
   const env = process.env
   // PREFLIGHT_PORT is what the image's HEALTHCHECK asks; PORT is the platforms' (Heroku, Cloud Run)
-  const port = intSetting(setting('port', values.port, ['PREFLIGHT_PORT', 'PORT']), 0, 65_535) ?? 8080
+  const port = intSetting(settingOf(COORDINATOR_FLAGS, 'port', values), 0, 65_535) ?? DEFAULT_PORT
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
   config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)
@@ -59,10 +59,8 @@ function configFrom(values: Values<typeof COORDINATOR_FLAGS>): Partial<Coordinat
   const set = (key: NumberKey, n: number | undefined) => {
     if (n !== undefined) config[key] = n
   }
-  const lease = setting('lease-ms', values['lease-ms'], ['PREFLIGHT_LEASE_MS'])
-  set('leaseMs', durationSetting(lease, 100, 86_400_000))
-  const attempts = setting('max-attempts', values['max-attempts'], ['PREFLIGHT_MAX_ATTEMPTS'])
-  set('maxAttempts', intSetting(attempts, 1, 1000))
+  set('leaseMs', durationSetting(settingOf(COORDINATOR_FLAGS, 'lease-ms', values), 100, 86_400_000))
+  set('maxAttempts', intSetting(settingOf(COORDINATOR_FLAGS, 'max-attempts', values), 1, 1000))
   set('sweepIntervalMs', durationFlag(values['sweep-ms'], 'sweep-ms', 10, 3_600_000))
   set('claimWaitCapMs', durationFlag(values['claim-wait-cap-ms'], 'claim-wait-cap-ms', 0, 600_000))
   set('priorityAgingMs', durationFlag(values['priority-aging-ms'], 'priority-aging-ms', 1_000, 86_400_000))

@@ -2,10 +2,12 @@
 // ./.preflight (said on stderr), guarded by a lock file since PGlite allows one process per directory.
 import { join, resolve } from 'node:path'
 import { connectPostgres, type Database, openPglite } from '../coordinator/db/client.js'
+import { setting } from './args.js'
 import { UsageError } from './errors.js'
+import { DB_FLAGS } from './flags.js'
 import { takePidLock } from './pid-lock.js'
 
-const DEFAULT_DATA_DIR = '.preflight'
+const DEFAULT_DATA_DIR = DB_FLAGS['data-dir'].default
 
 export interface DatabaseChoice {
   url?: string | undefined
@@ -14,7 +16,7 @@ export interface DatabaseChoice {
 }
 
 export async function openDatabase(choice: DatabaseChoice, say: (line: string) => void): Promise<Database> {
-  const url = choice.url ?? process.env.DATABASE_URL
+  const url = setting('database-url', choice.url, [...DB_FLAGS['database-url'].env])?.value
   const timeout = { statementTimeoutMs: choice.statementTimeoutMs }
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url))
@@ -46,6 +48,7 @@ function lockDataDir(dir: string): () => void {
   const lock = takePidLock(join(dir, 'lock'))
   if (typeof lock === 'function') return lock
   throw new UsageError(
-    `${dir} is in use by another preflight process (pid ${lock.heldBy}); stop it or give --database-url`,
+    `${dir} is in use by another preflight process (pid ${lock.heldBy}); stop it or give --database-url` +
+      ' (for `token`: --coordinator URL and an admin token, through the running coordinator)',
   )
 }

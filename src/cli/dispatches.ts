@@ -12,33 +12,27 @@ import {
   EndingsQuery,
   FAILURE_STATUSES,
   FINAL_STATUSES,
+  IdPrefix,
   MAX_PAGE,
   METADATA_PARAM,
 } from '../contract/index.js'
 import { type Api, ApiRefusal, call, withClient } from './api.js'
-import { coordinatorUrl, durationFlag, intFlag, say, tokenFrom } from './args.js'
+import { coordinatorUrl, durationFlag, formatOf, intFlag, say, tokenFrom } from './args.js'
+import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
+import { UsageError } from './errors.js'
 import {
   type API_FLAGS,
   type CANCEL_FLAGS,
   FILTER_FLAGS,
   type LIST_FLAGS,
+  type RETRY_FLAGS,
   type Values,
   type WAIT_FLAGS,
   type WATCH_FLAGS,
-} from './commands.js'
-import { formatDispatch, formatItem, formatItems } from './dispatches-format.js'
-import { UsageError } from './errors.js'
-
-// What watch follows when no --status is given: the dispatches that failed.
+} from './flags.js'
+import { statusWord, stdoutColours } from './paint.js'
 
 type ApiFlags = Values<typeof API_FLAGS>
-
-function formatOf(value: string | undefined): 'text' | 'json' {
-  const format = value ?? 'text'
-  if (format !== 'text' && format !== 'json')
-    throw new UsageError(`--format must be text or json, got "${format}"`)
-  return format
-}
 
 const apiOf = (values: { coordinator?: string | undefined; token?: string | undefined }): Api => ({
   base: coordinatorUrl(values.coordinator),
@@ -96,21 +90,42 @@ export async function list(values: Values<typeof LIST_FLAGS>): Promise<number> {
     items.push(...got.items)
     cursor = got.nextCursor
   } while (cursor !== null && (limit === undefined || items.length < limit))
-  process.stdout.write(format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatItems(items))
+  process.stdout.write(
+    format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatItems(items, stdoutColours()),
+  )
   return 0
 }
 
-function checkId(id: string): string {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
-    throw new UsageError(`"${id}" is not a dispatch id (a UUID)`)
-  return id
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+// A whole id as it is; the start of one (4 or more hex digits, as the operator page and `list` shorten
+// them) as the one dispatch whose id starts so — none, or several (named), is bad input.
+async function resolveId(api: Api, text: string): Promise<string> {
+  if (UUID.test(text)) return text
+  const prefix = IdPrefix.safeParse(text)
+  if (!prefix.success)
+    throw new UsageError(`"${text}" is not a dispatch id (a UUID, or its first 4 or more hex digits)`)
+  const query = new URLSearchParams({ idPrefix: prefix.data, limit: '10' })
+  const page = await call<DispatchPage>(api, 'GET', 'v1/dispatches', query)
+  const [only, ...others] = page.items
+  if (!only) throw new UsageError(`no dispatch id starts with "${text}"`)
+  if (others.length > 0) {
+    const ids = page.items.map((item) => item.id).join(', ')
+    throw new UsageError(
+      `"${text}" starts ${page.nextCursor ? 'more than 10' : page.items.length} dispatch ids (${ids}): give more of it`,
+    )
+  }
+  return only.id
 }
 
 export async function show(values: ApiFlags, idText: string): Promise<number> {
   const format = formatOf(values.format)
-  const id = checkId(idText)
-  const view = await call<DispatchView>(apiOf(values), 'GET', `v1/dispatches/${id}`)
-  process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
+  const api = apiOf(values)
+  const id = await resolveId(api, idText)
+  const view = await call<DispatchView>(api, 'GET', `v1/dispatches/${id}`)
+  process.stdout.write(
+    format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view, stdoutColours()),
+  )
   return 0
 }
 
@@ -118,27 +133,54 @@ export async function show(values: ApiFlags, idText: string): Promise<number> {
 // otherwise, 3 when --timeout-ms passed first (it is printed as it stands).
 export async function wait(values: Values<typeof WAIT_FLAGS>, idText: string): Promise<number> {
   const format = formatOf(values.format)
-  const id = checkId(idText)
   const timeoutMs = durationFlag(values['timeout-ms'], 'timeout-ms', 0, 2_147_483_647)
   const wait = timeoutMs === undefined ? {} : { timeoutMs }
-  const view = await withClient(apiOf(values), (client) => client.waitForDispatch(id, wait))
-  process.stdout.write(format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view))
+  const api = apiOf(values)
+  const id = await resolveId(api, idText)
+  const view = await withClient(api, (client) => client.waitForDispatch(id, wait))
+  process.stdout.write(
+    format === 'json' ? `${JSON.stringify(view, null, 2)}\n` : formatDispatch(view, stdoutColours()),
+  )
   return view.status === 'succeeded' ? 0 : FINAL_STATUSES.has(view.status) ? 1 : 3
 }
 
 // A cancel the coordinator refuses (it has ended, no such dispatch) is one line and exit 1.
 export async function cancel(values: Values<typeof CANCEL_FLAGS>, idText: string): Promise<number> {
   const format = formatOf(values.format)
-  const id = checkId(idText)
   const api = { base: coordinatorUrl(values.coordinator), token: tokenFrom(values.token, 'an orchestrator') }
+  const id = await resolveId(api, idText)
   const body = values.why === undefined ? {} : { reason: values.why }
   try {
     const done = await withClient(api, (client) => client.cancelDispatch(id, body))
-    process.stdout.write(format === 'json' ? `${JSON.stringify(done)}\n` : `${done.id}  ${done.status}\n`)
+    process.stdout.write(
+      format === 'json'
+        ? `${JSON.stringify(done)}\n`
+        : `${done.id}  ${statusWord(stdoutColours(), done.status)}\n`,
+    )
     return 0
   } catch (err) {
     if (!(err instanceof ApiRefusal) || (err.status !== 404 && err.status !== 409)) throw err
     say(`dispatch ${id} was not cancelled: ${err.message.replace(/^the coordinator answered /, '')}`)
+    return 1
+  }
+}
+
+// A new dispatch of an ended one: prints its id (json: the coordinator's answer). A retry the coordinator
+// refuses (no such dispatch, it has not ended) is one line and exit 1.
+export async function retry(values: Values<typeof RETRY_FLAGS>, idText: string): Promise<number> {
+  const format = formatOf(values.format)
+  const api = { base: coordinatorUrl(values.coordinator), token: tokenFrom(values.token, 'an orchestrator') }
+  const id = await resolveId(api, idText)
+  const key = values['idempotency-key']
+  try {
+    const made = await withClient(api, (client) =>
+      client.retryDispatch(id, key === undefined ? {} : { idempotencyKey: key }),
+    )
+    process.stdout.write(format === 'json' ? `${JSON.stringify(made)}\n` : `${made.id}\n`)
+    return 0
+  } catch (err) {
+    if (!(err instanceof ApiRefusal) || (err.status !== 404 && err.status !== 409)) throw err
+    say(`dispatch ${id} was not queued again: ${err.message.replace(/^the coordinator answered /, '')}`)
     return 1
   }
 }
@@ -150,6 +192,7 @@ export async function watch(values: Values<typeof WATCH_FLAGS>): Promise<number>
   const query = queryOf({ ...values, status: values.status ?? [...FAILURE_STATUSES] }, EndingsQuery)
   const api = apiOf(values)
   const count = intFlag(values.count, 'count', 1, 10_000_000)
+  const colour = stdoutColours()
   const stop = new AbortController()
   const quit = () => stop.abort()
   process.once('SIGINT', quit).once('SIGTERM', quit)
@@ -169,7 +212,9 @@ export async function watch(values: Values<typeof WATCH_FLAGS>): Promise<number>
         query.delete('since')
         query.set('cursor', page.nextCursor)
         for (const item of page.items.slice(0, count === undefined ? undefined : count - printed)) {
-          process.stdout.write(format === 'json' ? `${JSON.stringify(item)}\n` : formatItem(item, 'ended'))
+          process.stdout.write(
+            format === 'json' ? `${JSON.stringify(item)}\n` : formatItem(item, 'ended', colour),
+          )
           printed++
         }
       } catch (err) {

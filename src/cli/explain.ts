@@ -8,6 +8,7 @@ import { SetupReason } from '../contract/reasons.js'
 import { type Entry, TROUBLESHOOTING } from '../contract/troubleshooting.js'
 import { UsageError } from './errors.js'
 import { nearest } from './nearest.js'
+import { type Colours, PLAIN, paintStatus, stdoutColours } from './paint.js'
 
 const WIDTH = 100
 
@@ -63,7 +64,7 @@ export const EXPLAINED: Readonly<Record<string, Entry>> = { ...TROUBLESHOOTING, 
 export async function run(code: string): Promise<number> {
   const entry = Object.hasOwn(EXPLAINED, code) ? EXPLAINED[code] : undefined
   if (!entry) throw new UsageError(unknown(code))
-  process.stdout.write(formatEntry(code, entry))
+  process.stdout.write(formatEntry(code, entry, stdoutColours()))
   return 0
 }
 
@@ -76,8 +77,11 @@ const WHERE: Record<Entry['seen'], (e: Entry) => string> = {
   status: () => 'a dispatch status',
 }
 
-export function formatEntry(code: string, entry: Entry): string {
-  const out = [`${code} — ${WHERE[entry.seen](entry)}`, '', ...wrap(entry.means)]
+// The code is painted as what it names: a status as that status, a reason as where it is seen (a reason
+// of an unmet result as unmet, of a setup_failed dispatch as setup_failed…).
+export function formatEntry(code: string, entry: Entry, c: Colours = PLAIN): string {
+  const painted = paintStatus(c, entry.seen === 'status' ? code : entry.seen, code)
+  const out = [`${painted} — ${WHERE[entry.seen](entry)}`, '', ...wrap(entry.means)]
   if (entry.lookAt) out.push('', 'What to look at:', ...wrap(entry.lookAt))
   return `${out.join('\n')}\n`
 }

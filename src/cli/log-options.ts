@@ -1,7 +1,8 @@
 // The log flags of the commands that run as a service (coordinator, worker).
 import { defaultFormat, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log/log.js'
-import { type Setting, setting } from './args.js'
+import { type Setting, settingOf } from './args.js'
 import { UsageError } from './errors.js'
+import { LOG_FLAGS } from './flags.js'
 
 // --log-level, else PREFLIGHT_LOG_LEVEL, else info; --log-format, else PREFLIGHT_LOG_FORMAT, else pretty
 // when stdout and stderr are terminals and JSON lines otherwise.
@@ -10,10 +11,8 @@ export function logOptions(values: { 'log-level'?: string; 'log-format'?: string
   format: LogFormat
 } {
   return {
-    level: oneOf(setting('log-level', values['log-level'], ['PREFLIGHT_LOG_LEVEL']), LOG_LEVELS) ?? 'info',
-    format:
-      oneOf(setting('log-format', values['log-format'], ['PREFLIGHT_LOG_FORMAT']), LOG_FORMATS) ??
-      defaultFormat(),
+    level: oneOf(settingOf(LOG_FLAGS, 'log-level', values), LOG_LEVELS) ?? 'info',
+    format: oneOf(settingOf(LOG_FLAGS, 'log-format', values), LOG_FORMATS) ?? defaultFormat(),
   }
 }
 

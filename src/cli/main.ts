@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { processOutputDeps, watchOutput } from './closed-output.js'
-import { COMMANDS, type Spec, type Values } from './commands.js'
+import { COMMANDS, type Flag, type Spec, type Values } from './commands.js'
 import { DURATION_FORMS } from './duration.js'
 import { UsageError } from './errors.js'
 
@@ -101,7 +101,8 @@ function addCommand(parent: Command, name: string, spec: Spec, choose: (c: Chose
   for (const arg of spec.args ?? []) cmd.argument(arg)
   const names = new Map<string, string>()
   for (const [flag, f] of Object.entries(spec.flags ?? {})) {
-    const option = new Option(f.arg ? `--${flag} <${f.arg}>` : `--${flag}`, f.help)
+    const name = `${f.short ? `-${f.short}, ` : ''}--${flag}`
+    const option = new Option(f.arg ? `${name} <${f.arg}>` : name, helpOf(f))
     if (f.many)
       option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     if (f.hidden) option.hideHelp()
@@ -112,7 +113,7 @@ function addCommand(parent: Command, name: string, spec: Spec, choose: (c: Chose
   const after = [
     // the `…-ms` flags take a duration (args.ts durationFlag)
     Object.keys(spec.flags ?? {}).some((flag) => flag.endsWith('-ms')) ? DURATIONS : '',
-    spec.env ? section('Environment', { ...spec.env, ...GLOBAL_ENV }) : section('Environment', GLOBAL_ENV),
+    section('Environment', { ...environmentOf(spec), ...GLOBAL_ENV }),
     spec.example ? `Example:\n  $ ${spec.example}` : '',
     spec.exits ? section('Exit codes', spec.exits) : '',
   ].filter(Boolean)
@@ -125,6 +126,30 @@ function addCommand(parent: Command, name: string, spec: Spec, choose: (c: Chose
       choose({ spec, values, args: cmd.processedArgs as string[] })
     })
   }
+}
+
+// A flag's help line: what it is, then what applies when it is not given (`default: 8080; env:
+// PREFLIGHT_PORT, PORT` — the variables in the order they are read).
+function helpOf(f: Flag): string {
+  const fallback = [
+    ...(f.default === undefined ? [] : [`default: ${f.default}`]),
+    ...(f.env ? [`env: ${f.env.join(', ')}`] : []),
+  ]
+  return fallback.length === 0 ? f.help : `${f.help} (${fallback.join('; ')})`
+}
+
+// The variables a command reads: those of its flags (and of its subcommands' flags), then its own.
+function environmentOf(spec: Spec): Record<string, string> {
+  const rows: Record<string, string> = {}
+  for (const [flag, f] of Object.entries(spec.flags ?? {}))
+    (f.env ?? []).forEach((name, i) => {
+      rows[name] =
+        i === 0
+          ? `--${flag} when not given`
+          : `--${flag} when neither it nor ${f.env?.slice(0, i).join(' nor ')} is given`
+    })
+  for (const sub of Object.values(spec.commands ?? {})) Object.assign(rows, environmentOf(sub))
+  return { ...rows, ...spec.env }
 }
 
 function section(title: string, rows: Record<string, string>): string {

@@ -1,8 +1,8 @@
 // `preflight migrate [--database-url URL]` — applies migrations/*.sql (safe twice and concurrently).
 import { migrate } from '../coordinator/db/migrate.js'
 import { say } from './args.js'
-import type { DB_FLAGS, Values } from './commands.js'
 import { openDatabase } from './database.js'
+import type { DB_FLAGS, Values } from './flags.js'
 
 export async function run(values: Values<typeof DB_FLAGS>): Promise<number> {
   const db = await openDatabase({ url: values['database-url'], dataDir: values['data-dir'] }, say)

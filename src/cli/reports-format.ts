@@ -1,38 +1,41 @@
 // Text rendering of `preflight reports`: one block per report, naming each unmet/error requirement
-// and what the worker observed.
+// and what the worker observed. What the worker reported is made visible piece by piece
+// (log/controls.ts); only the outcome and status words are painted (paint.ts).
 import type { CheckResult, ReportItem } from '../contract/index.js'
-import { visibleLines } from '../log/controls.js'
+import { visible } from '../log/controls.js'
+import { type Colours, PLAIN, paintStatus, statusWord } from './paint.js'
 
 const MAX_LIST = 5
 
-export function formatReports(items: readonly ReportItem[]): string {
+export function formatReports(items: readonly ReportItem[], c: Colours = PLAIN): string {
   if (items.length === 0) return 'no reports match\n'
-  return visibleLines(`${items.map(formatReport).join('\n')}\n`)
+  return `${items.map((item) => formatReport(item, c)).join('\n')}\n`
 }
 
-export function formatReport(item: ReportItem): string {
+export function formatReport(item: ReportItem, c: Colours = PLAIN): string {
   const head = [
-    item.createdAt,
-    `${item.subagent} v${item.subagentVersion}`,
-    item.outcome.toUpperCase(),
-    `dispatch ${item.dispatchId}`,
+    visible(item.createdAt),
+    visible(`${item.subagent} v${item.subagentVersion}`),
+    paintStatus(c, item.outcome, visible(item.outcome.toUpperCase())),
+    visible(`dispatch ${item.dispatchId}`),
     `attempt ${item.attempt}`,
-    `worker ${item.workerId}`,
+    visible(`worker ${item.workerId}`),
   ].join('  ')
   const failed = item.results.filter((r) => r.status !== 'met')
   if (item.results.length === 0) return `${head}\n  no requirements declared\n`
   if (failed.length === 0) return `${head}\n  all ${item.results.length} requirements met\n`
   // unmet before error: "decided, does not hold" is what an operator acts on first
   const ordered = [...failed].sort((a, b) => rank(a) - rank(b))
-  return `${head}\n${ordered.map((r) => `  ${formatResult(r)}\n`).join('')}`
+  return `${head}\n${ordered.map((r) => `  ${formatResult(r, c)}\n`).join('')}`
 }
 
 const rank = (r: CheckResult) => (r.status === 'unmet' ? 0 : 1)
 
-export function formatResult(r: CheckResult): string {
+// One result on one line: its status painted, the rest made visible.
+export function formatResult(r: CheckResult, c: Colours = PLAIN): string {
   const why = r.reason ? ` — ${r.reason}` : ''
   const seen = formatObserved(r.observed)
-  return `${r.status.padEnd(5)}  ${r.kind} ${r.requirement}${why}${seen ? `; ${seen}` : ''}`
+  return `${statusWord(c, r.status, 5)}  ${visible(`${r.kind} ${r.requirement}${why}${seen ? `; ${seen}` : ''}`)}`
 }
 
 // Renders observed facts compactly: lists joined, rejected candidates as "path (why)".

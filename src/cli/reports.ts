@@ -3,8 +3,9 @@
 import { MAX_PAGE, type ReportItem, type ReportPage, ReportsQuery } from '../contract/index.js'
 import { type Api, call } from './api.js'
 import { coordinatorUrl, intFlag, tokenFrom } from './args.js'
-import type { REPORTS_FLAGS, Values } from './commands.js'
 import { UsageError } from './errors.js'
+import type { REPORTS_FLAGS, Values } from './flags.js'
+import { stdoutColours } from './paint.js'
 import { formatReports } from './reports-format.js'
 
 const FILTERS = ['outcome', 'subagent', 'worker', 'kind', 'reason', 'since', 'until'] as const
@@ -19,7 +20,7 @@ export async function run(values: Values<typeof REPORTS_FLAGS>): Promise<number>
   const request = parseRequest(values)
   const items = await fetchAll(request)
   process.stdout.write(
-    request.format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatReports(items),
+    request.format === 'json' ? `${JSON.stringify(items, null, 2)}\n` : formatReports(items, stdoutColours()),
   )
   return 0
 }

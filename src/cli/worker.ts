@@ -24,9 +24,9 @@ import { gnuRm } from '../../worker/run/remove.js'
 import { startWorker } from '../../worker/worker.js'
 import { ENV_NAME, Label } from '../contract/index.js'
 import type { Log } from '../log/log.js'
-import { coordinatorUrl, durationFlag, intFlag } from './args.js'
-import type { Values, WORKER_FLAGS } from './commands.js'
+import { coordinatorUrl, durationFlag, intFlag, settingOf } from './args.js'
 import { UsageError } from './errors.js'
+import { type Values, WORKER_FLAGS } from './flags.js'
 import { logOptions } from './log-options.js'
 import { workerToken } from './worker-token.js'
 
@@ -55,7 +55,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
   const metricsPort = intFlag(values['metrics-port'], 'metrics-port', 0, 65_535)
   if (metricsPort === undefined && values['metrics-host'] !== undefined)
     throw new UsageError('--metrics-host needs --metrics-port')
-  const workdirFlag = values.workdir ?? env.PREFLIGHT_WORKDIR
+  const workdirFlag = settingOf(WORKER_FLAGS, 'workdir', values)?.value
   // Outside any repository by default: a workspace without its own .git must not find an enclosing one.
   const workdir = workdirFlag ? resolve(workdirFlag) : await mkdtemp(join(tmpdir(), 'preflight-work-'))
   try {

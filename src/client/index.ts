@@ -28,11 +28,14 @@ import type {
   PreflightReport,
   ReportPage,
   ReportsQuery,
+  RetryRequest,
   SubagentDefinition,
   SubagentRegistered,
   SubagentVersionView,
   SummaryPage,
   SummaryQuery,
+  TokenCreate,
+  TokenCreated,
   TokenPage,
   TokensQuery,
   TokenView,
@@ -250,6 +253,16 @@ export function createClient(opts: ClientOptions) {
     // a retry answers the same (the first cancel's who and why are kept)
     cancelDispatch: (id: string, body: CancelRequest = {}, call?: CallOptions) =>
       request<DispatchCreated>('POST', `/v1/dispatches/${seg(id)}/cancel`, { body }, call),
+    // a new dispatch of an ended one's definition version and workspace; sent again only with an
+    // idempotencyKey (without one, a retry of the call could queue it twice)
+    retryDispatch: (id: string, body: RetryRequest = {}, call?: CallOptions) =>
+      request<DispatchCreated>(
+        'POST',
+        `/v1/dispatches/${seg(id)}/retry`,
+        { body },
+        call,
+        body.idempotencyKey !== undefined,
+      ),
 
     // worker. A claim is one try: undefined when nothing was claimable within waitMs.
     claimDispatch: (body: ClaimRequest, call?: CallOptions) =>
@@ -278,6 +291,9 @@ export function createClient(opts: ClientOptions) {
       request<TokenPage>('GET', '/v1/tokens', { query }, call),
     revokeToken: (id: string, call?: CallOptions) =>
       request<TokenView>('DELETE', `/v1/tokens/${seg(id)}`, {}, call),
+    // one try: a retry after a lost answer would mint a second token
+    createToken: (body: TokenCreate, call?: CallOptions) =>
+      request<TokenCreated>('POST', '/v1/tokens', { body }, call, false),
     // one try: a retry after a lost answer would register a second webhook
     createWebhook: (body: CreateWebhookRequest, call?: CallOptions) =>
       request<WebhookCreated>('POST', '/v1/webhooks', { body }, call, false),

@@ -136,6 +136,12 @@ export type DispatchCreated = z.infer<typeof DispatchCreated>
 export const CancelRequest = z.strictObject({ reason: text(1024).optional() })
 export type CancelRequest = z.infer<typeof CancelRequest>
 
+// POST /v1/dispatches/{id}/retry: a new dispatch of the same definition version on the same workspace
+// (the body may be left out). The same key answers the dispatch it created, as for POST /v1/dispatches.
+// The answer is DispatchCreated: the new dispatch's { id, status }.
+export const RetryRequest = z.strictObject({ idempotencyKey: text(256).optional() })
+export type RetryRequest = z.infer<typeof RetryRequest>
+
 // Who cancelled a dispatch (the token's id and role), why and when.
 export const Cancellation = z.object({
   by: z.object({ tokenId: z.number().int().nullable(), role: Role }),
@@ -374,6 +380,18 @@ export const TokensQuery = z.strictObject({
   cursor: z.string().min(1).max(2048).optional().describe('nextCursor of the previous page, as received'),
 })
 export type TokensQuery = z.infer<typeof TokensQuery>
+
+// POST /v1/tokens: a new token of one role; the answer carries the secret, once.
+export const TokenCreate = z.strictObject({
+  role: Role,
+  label: z.string().min(1).max(200).optional().describe('a note shown by the token list'),
+  expiresAt: Timestamp.optional().describe('when it stops working (in the future); none: never'),
+})
+export type TokenCreate = z.infer<typeof TokenCreate>
+export const TokenCreated = TokenView.extend({
+  token: z.string().describe('the secret: shown this once, stored only as a hash'),
+})
+export type TokenCreated = z.infer<typeof TokenCreated>
 
 export const TokenPage = z.object({ items: z.array(TokenView), nextCursor: z.string().nullable() })
 export type TokenPage = z.infer<typeof TokenPage>

@@ -24,7 +24,23 @@ const Filters = {
   ),
 }
 
-const ListFields = { ...Filters, ...CreatedWindow, limit: PageLimit(50), cursor: PageCursor.optional() }
+// The start of a dispatch id as the page and the CLI shorten it: 4 to 32 hex digits (dashes are
+// skipped). Answered as a range of the primary key.
+export const IdPrefix = z
+  .string()
+  .max(36)
+  .regex(/^[0-9a-fA-F-]*$/, 'the start of a dispatch id: hex digits')
+  .transform((p) => p.replaceAll('-', '').toLowerCase())
+  .refine((hex) => hex.length >= 4 && hex.length <= 32, 'the start of a dispatch id: 4 to 32 hex digits')
+  .describe('dispatches whose id starts with these hex digits (dashes are skipped)')
+
+const ListFields = {
+  ...Filters,
+  ...CreatedWindow,
+  idPrefix: IdPrefix.optional(),
+  limit: PageLimit(50),
+  cursor: PageCursor.optional(),
+}
 const listParams = new Set(Object.keys(ListFields))
 
 // Besides its own parameters, `metadata.<key>=<value>` (repeatable with other keys: all must match).

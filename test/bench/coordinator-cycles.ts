@@ -48,15 +48,17 @@ interface CycleOptions {
   workers: number
   // The measured time is cut into this many windows, each with its own CPU figures.
   rounds: number
+  // unmeasured cycles first (2000)
+  warmUpMs?: number
 }
 
-// Registers the definition, warms up for 2 s (JIT, pools, plan caches: not counted), then runs
+// Registers the definition, warms up for 2 s (warmUpMs) (JIT, pools, plan caches: not counted), then runs
 // `rounds` windows of cycles with CPU samples around each.
 export async function measureCycles(opts: CycleOptions) {
   const call = caller(opts.url, opts.tokens)
   await call('orchestrator', 'POST', '/v1/subagents', definition)
   const timings: Record<Step, number[]> = { create: [], claim: [], report: [], complete: [] }
-  await runWorkers(call, opts.workers, performance.now() + 2000, {
+  await runWorkers(call, opts.workers, performance.now() + (opts.warmUpMs ?? 2000), {
     create: [],
     claim: [],
     report: [],

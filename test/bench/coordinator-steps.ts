@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type postgres from 'postgres'
 import { type Call, cycleReport, definition } from './coordinator-cycles.js'
 
-interface Counters {
+export interface Counters {
   commits: number
   inserted: number
   updated: number
@@ -18,7 +18,7 @@ interface Counters {
 }
 
 // PostgreSQL flushes an idle backend's pending statistics within 10 s (PGSTAT_IDLE_INTERVAL).
-const SETTLE_MS = 11_000
+export const SETTLE_MS = 11_000
 
 export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; cycles: number }) {
   const { call, sql, cycles } = opts
@@ -79,8 +79,7 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
     for (let i = 0; i < cycles; i++) await request(i)
     await sleep(SETTLE_MS)
     // the reader's first statement committed after it read the counters
-    const d = diff(await read(), before)
-    d.commits -= 1
+    const d = diffCounters(await read(), before, 1)
     rows.push(formatRow(step, d, cycles))
   }
   console.log(`\n## what each request writes (${cycles} of each, one at a time, per request)`)
@@ -91,7 +90,7 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
   for (const row of rows) console.log(`  ${row}`)
 }
 
-async function readCounters(sql: postgres.Sql): Promise<Counters> {
+export async function readCounters(sql: postgres.Sql): Promise<Counters> {
   // one statement, so one commit of this reader's
   const [db] = await sql`
     select d.xact_commit::float8 as commits, d.tup_inserted::float8 as inserted,
@@ -113,14 +112,15 @@ async function readCounters(sql: postgres.Sql): Promise<Counters> {
   }
 }
 
-function diff(a: Counters, b: Counters): Counters {
+// a − b; `readers`: commits of the reads themselves, taken off
+export function diffCounters(a: Counters, b: Counters, readers = 0): Counters {
   const tables = new Map<string, { ins: number; upd: number; del: number }>()
   for (const [name, t] of a.tables) {
     const o = b.tables.get(name) ?? { ins: 0, upd: 0, del: 0 }
     tables.set(name, { ins: t.ins - o.ins, upd: t.upd - o.upd, del: t.del - o.del })
   }
   return {
-    commits: a.commits - b.commits,
+    commits: a.commits - b.commits - readers,
     inserted: a.inserted - b.inserted,
     updated: a.updated - b.updated,
     deleted: a.deleted - b.deleted,

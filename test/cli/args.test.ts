@@ -10,9 +10,11 @@ import {
   intFlag,
   intSetting,
   setting,
+  settingOf,
 } from '../../src/cli/args.js'
 import { COMMANDS, type Spec } from '../../src/cli/commands.js'
 import { UsageError } from '../../src/cli/errors.js'
+import { COORDINATOR_FLAGS } from '../../src/cli/flags.js'
 import { logOptions } from '../../src/cli/log-options.js'
 import { testDir } from '../support/checks.js'
 import { runRefused } from '../support/cli.js'
@@ -56,6 +58,18 @@ describe('setting', () => {
     process.env.PREFLIGHT_PORT = ''
     process.env.PORT = '80'
     expect(setting('port', undefined, ['PREFLIGHT_PORT', 'PORT'])?.name).toBe('PORT')
+  })
+})
+
+describe('settingOf', () => {
+  it('reads the variables the table of commands names for the flag (its help shows them), in order', () => {
+    unset('PREFLIGHT_PORT', 'PORT')
+    expect(settingOf(COORDINATOR_FLAGS, 'port', {})).toBeUndefined()
+    process.env.PORT = '80'
+    expect(settingOf(COORDINATOR_FLAGS, 'port', {})).toEqual({ value: '80', name: 'PORT' })
+    process.env.PREFLIGHT_PORT = '81'
+    expect(settingOf(COORDINATOR_FLAGS, 'port', {})).toEqual({ value: '81', name: 'PREFLIGHT_PORT' })
+    expect(settingOf(COORDINATOR_FLAGS, 'port', { port: '82' })).toEqual({ value: '82', name: '--port' })
   })
 })
 

@@ -57,7 +57,16 @@ describe('the bundled CLI', () => {
       expect(readFileSync(join(CLI, file), 'utf8')).not.toMatch(/\$?Zod[A-Z]\w+|pino|hono/)
     const lazy = importsOf('bin.js').dynamic.filter((s) => s !== checkChunk && s !== workerChunk)
     expect([...new Set(lazy)].sort()).toEqual(
-      ['coordinator', 'dispatches', 'explain', 'migrate', 'reports', 'token'].map((c) => `./${c}.js`),
+      [
+        'coordinator',
+        'dispatches-create',
+        'dispatches',
+        'explain',
+        'migrate',
+        'reports',
+        'subagents',
+        'token',
+      ].map((c) => `./${c}.js`),
     )
   })
 

@@ -4,8 +4,9 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { join } from 'node:path'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
-import { describe, expect, it } from 'vitest'
-import { repoWithCommit, testDir, write } from '../support/checks.js'
+import { describe, expect, it, vi } from 'vitest'
+import { ROOT_NOTE, run as runCheck } from '../../src/cli/check.js'
+import { repoWithCommit, sharedDir, testDir, write } from '../support/checks.js'
 import { runCli } from '../support/cli.js'
 import { promisorTrap } from '../support/git-fixtures.js'
 import { SCHEMAS, validate } from '../support/junit-schemas.js'
@@ -194,6 +195,67 @@ describe('preflight check', () => {
     )
     expect(run.code).toBe(1)
     expect(JSON.parse(run.stdout).results[0]).toMatchObject({ status: 'unmet', reason: 'not-a-worktree' })
+  })
+})
+
+// --as-uid judges as the worker's verify step does for its --agent-uid (worker/checks/access.ts); as root
+// without it, the text report says that root's view is not an agent's.
+describe('preflight check --as-uid', () => {
+  // a uid that owns nothing here, whoever runs the tests
+  const other = String(process.getuid?.() === 54_321 ? 54_322 : 54_321)
+
+  it('judges exec for that uid: a program only its owner may run is not found for it', () => {
+    const bin = sharedDir()
+    write(bin, 'shared', '#!/bin/sh\n', 0o755)
+    write(bin, 'private', '#!/bin/sh\n', 0o700)
+    const env = { PATH: `${bin}:${PATH}` }
+    const file = requiresFile({ exec: ['shared', 'private'] })
+    const own = check(['--workspace', sharedDir(), '--requires', file, '--format', 'json'], env)
+    expect(own.code).toBe(0)
+    const run = check(
+      ['--workspace', sharedDir(), '--requires', file, '--format', 'json', '--as-uid', other],
+      env,
+    )
+    expect(run.code).toBe(1)
+    const [shared, mine] = JSON.parse(run.stdout).results
+    expect(shared).toMatchObject({ requirement: 'shared', status: 'met' })
+    expect(mine).toMatchObject({ requirement: 'private', status: 'unmet', reason: 'not-found' })
+    expect(mine.observed.rejected).toContainEqual(expect.objectContaining({ path: join(bin, 'private') }))
+  })
+
+  it.each(['-1', 'root', '2147483647'])('refuses --as-uid %s: exit 2, one line', (uid) => {
+    const run = check(['--workspace', testDir(), '--requires', requiresFile({}), '--as-uid', uid])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe(`preflight: --as-uid must be a whole number from 0 to 2147483646, got "${uid}"\n`)
+  })
+
+  // the uid is passed to run(): the note's rule whoever runs the tests
+  const text = async (values: Record<string, string>, uid: number) => {
+    const file = requiresFile({ exec: ['sh'] })
+    let out = ''
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      out += String(chunk)
+      return true
+    })
+    try {
+      await runCheck({ workspace: testDir(), requires: file, ...values }, uid)
+    } finally {
+      spy.mockRestore()
+    }
+    return out
+  }
+
+  it('notes in text that root judged, when root runs it without --as-uid', async () => {
+    expect((await text({}, 0)).trimEnd().split('\n').at(-1)).toBe(ROOT_NOTE)
+    expect(await text({ 'as-uid': other }, 0)).not.toContain(ROOT_NOTE)
+    expect(await text({}, 1000)).not.toContain(ROOT_NOTE)
+    expect(JSON.parse(await text({ format: 'json' }, 0))).toMatchObject({ outcome: 'met' })
+  })
+
+  it.runIf(process.getuid?.() === 0)('the binary run as root says it too', () => {
+    const run = check(['--workspace', testDir(), '--requires', requiresFile({ exec: ['sh'] })])
+    expect(run.code).toBe(0)
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe(ROOT_NOTE)
   })
 })
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { formatDispatch, formatItem, formatItems } from '../../src/cli/dispatches-format.js'
 import type { DispatchItem, DispatchView } from '../../src/contract/index.js'
+import { colours } from '../../src/log/colour.js'
 
 const base: DispatchItem = {
   id: '0c5e0000-0000-4000-8000-000000000001',
@@ -173,5 +174,90 @@ describe('formatDispatch', () => {
       'met exec node',
     ])
     expect(text).not.toContain('completion')
+  })
+})
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the colours' own sequences
+const SGR = /\u001b\[\d+m/g
+// biome-ignore lint/suspicious/noControlCharactersInRegex: looking for exactly those
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/
+const on = colours(true)
+
+describe('colour', () => {
+  it('paints the status words, and nothing else changes', () => {
+    const failed = { ...base, ...ended, status: 'preflight_failed' as const }
+    const preflight = {
+      outcome: 'unmet' as const,
+      failed: [{ kind: 'exec' as const, requirement: 'pnpm', status: 'unmet' as const, reason: 'not-found' }],
+      failedCount: 1,
+    }
+    const painted = formatItem({ ...failed, preflight }, 'created', on)
+    expect(painted).toContain(on.red('preflight_failed'))
+    expect(painted).toContain(`  ${on.red('unmet')}  exec pnpm`)
+    expect(painted.replace(SGR, '')).toBe(formatItem({ ...failed, preflight }))
+    expect(formatItems([{ ...base, ...ended, status: 'succeeded', exitCode: 0 }], on)).toContain(
+      on.green('succeeded'),
+    )
+  })
+
+  // the colours go in after what the coordinator sent was made visible: none of its controls get through
+  it('keeps the controls of every field visible when it paints', () => {
+    const esc = '\u001b]0;owned\u0007'
+    const hostile = {
+      ...base,
+      ...ended,
+      status: 'expired' as const,
+      workerId: `w${esc}`,
+      subagent: { name: `web${esc}`, version: 1 },
+      fault: { message: `boom${esc}\nnext`, attempt: 1, at: ended.endedAt },
+    }
+    const text = formatItem(hostile as DispatchItem, 'ended', on)
+    expect(text).toContain(on.red('expired'))
+    expect(text.replace(SGR, '')).not.toMatch(RAW_CONTROL)
+    const view = {
+      id: base.id,
+      status: `failed${esc}`,
+      attempt: 1,
+      maxAttempts: 3,
+      subagent: { name: `web${esc}`, version: 2 },
+      priority: 0,
+      workspace: { repo: `r${esc}`, ref: `m${esc}` },
+      labels: [`l${esc}`],
+      metadata: { k: `v${esc}` },
+      events: [{ step: `s${esc}`, at: base.createdAt, attempt: 1, detail: { d: `x${esc}` } }],
+      eventCount: 1,
+      preflight: {
+        attempt: 1,
+        outcome: 'unmet',
+        decision: 'abort',
+        declared: true,
+        reason: `why${esc}`,
+        results: [
+          {
+            kind: 'exec',
+            requirement: `pnpm${esc}`,
+            status: 'unmet',
+            reason: `nf${esc}`,
+            observed: { searched: [`/bin${esc}`] },
+            durationMs: 1,
+          },
+        ],
+        startedAt: base.createdAt,
+        finishedAt: base.createdAt,
+        createdAt: base.createdAt,
+      },
+      completion: {
+        status: 'failed',
+        reason: `r${esc}`,
+        exitCode: 1,
+        detail: `out${esc}`,
+        at: base.createdAt,
+      },
+      createdAt: base.createdAt,
+      updatedAt: base.createdAt,
+    }
+    const full = formatDispatch(view as unknown as DispatchView, on)
+    expect(full).toContain(`completion: ${on.red('failed')}, `)
+    expect(full.replace(SGR, '')).not.toMatch(RAW_CONTROL)
   })
 })

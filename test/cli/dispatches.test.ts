@@ -1,7 +1,9 @@
 // `preflight dispatches` against a coordinator served on an ephemeral port: the CLI in this process
 // (test/support/cli.ts) for its flags, calls, output and exit codes, the binary spawned for a signal;
 // the rendering is test/cli/dispatches-format.test.ts's.
+
 import { fileURLToPath } from 'node:url'
+import { sql } from 'drizzle-orm'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/cli/errors.js'
@@ -12,6 +14,7 @@ import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { DispatchWatch } from '../../src/coordinator/dispatch/watch.js'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import { colours } from '../../src/log/colour.js'
 import { type Reply, type TestApp, tokens } from '../support/app.js'
 import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
@@ -130,6 +133,16 @@ describe('preflight dispatches list', () => {
     expect(r.stdout).not.toContain('setup_failed')
   })
 
+  it('paints the status words with FORCE_COLOR, not with NO_COLOR, and never in JSON', async () => {
+    const args = ['list', '--status', 'setup_failed', '--limit', '1']
+    const forced = await dispatches(args, { FORCE_COLOR: '1', NO_COLOR: '' })
+    expect(forced.stdout).toContain(colours(true).red('setup_failed'))
+    const not = await dispatches(args, { FORCE_COLOR: '1', NO_COLOR: '1' })
+    expect(not.stdout).toMatch(/^\S+ {2}setup_failed {2}/)
+    const json = await dispatches([...args, '--format', 'json'], { FORCE_COLOR: '1', NO_COLOR: '' })
+    expect(JSON.parse(json.stdout)[0].status).toBe('setup_failed')
+  })
+
   it('exits 2 with one sentence for a bad flag, before asking the coordinator', async () => {
     const r = await dispatches(['list', '--status', 'done'], { PREFLIGHT_URL: 'http://127.0.0.1:9' })
     expect(r.exitCode).toBe(2)
@@ -184,6 +197,31 @@ describe('preflight dispatches show', () => {
     expect(setup.stdout).toContain('  | npm ERR! missing script: build')
     const unmet = await dispatches(['show', d.unmet.id, '--format', 'json'])
     expect(JSON.parse(unmet.stdout)).toMatchObject({ id: d.unmet.id, preflight: { outcome: 'unmet' } })
+  })
+
+  it('takes the start of an id; none or several starting so is bad input, naming them', async () => {
+    const short = await dispatches(['show', d.unmet.id.slice(0, 8), '--format', 'json'])
+    expect(short.exitCode).toBe(0)
+    expect(JSON.parse(short.stdout).id).toBe(d.unmet.id)
+    // a second dispatch whose id starts as the failed one's: a copy of its row under another id
+    const twin = `${d.failed.id.slice(0, 9)}ffff-4fff-8fff-ffffffffffff`
+    await t.db.orm.execute(
+      sql`INSERT INTO dispatches SELECT (jsonb_populate_record(null::dispatches,
+            to_jsonb(x) || jsonb_build_object('id', ${twin}::text))).* FROM dispatches x WHERE id = ${d.failed.id}`,
+    )
+    const both = await dispatches(['show', d.failed.id.slice(0, 8)])
+    expect(both.exitCode).toBe(2)
+    expect(both.stderr).toContain(`"${d.failed.id.slice(0, 8)}" starts 2 dispatch ids (`)
+    expect(both.stderr).toContain(twin)
+    expect((await dispatches(['show', twin.slice(0, 13)])).exitCode).toBe(0)
+    const none = await dispatches(['show', '0000-0000-00'])
+    expect(none.exitCode).toBe(2)
+    expect(none.stderr).toContain('no dispatch id starts with "0000-0000-00"')
+    for (const bad of ['abc', 'not-an-id', 'x'.repeat(8)]) {
+      const r = await dispatches(['show', bad])
+      expect(r.exitCode, bad).toBe(2)
+      expect(r.stderr).toContain('is not a dispatch id (a UUID, or its first 4 or more hex digits)')
+    }
   })
 
   it('exits 1 for a dispatch the coordinator does not know', async () => {

@@ -7,6 +7,7 @@ import { EXPLAINED, formatEntry } from '../../src/cli/explain.js'
 import { nearest } from '../../src/cli/nearest.js'
 import { DISPATCH_STATUSES, ExpiryReason, Reason, SetupReason } from '../../src/contract/index.js'
 import { TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
+import { colours } from '../../src/log/colour.js'
 import { runCli } from '../support/cli.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
@@ -97,5 +98,51 @@ describe('preflight explain', () => {
     expect(r.stderr.trim().split('\n')).toEqual([
       'preflight: unknown reason "setup-timout"; did you mean setup-timeout?',
     ])
+  })
+})
+
+// Colour on a terminal: the decision (log/colour.ts wantsColour) as the command takes it, stdout made a
+// terminal in this process; the binary's stdout is a pipe.
+describe('preflight explain in colour', () => {
+  const plain = { NO_COLOR: undefined, FORCE_COLOR: undefined, TERM: 'xterm-256color' }
+  const red = colours(true).red
+
+  async function onTerminal(env: Record<string, string | undefined>) {
+    const had = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY')
+    Object.defineProperty(process.stdout, 'isTTY', { value: true, configurable: true })
+    try {
+      return await runCli(['explain', 'preflight_failed'], env)
+    } finally {
+      if (had) Object.defineProperty(process.stdout, 'isTTY', had)
+      else Reflect.deleteProperty(process.stdout, 'isTTY')
+    }
+  }
+
+  it('paints the status it explains on a terminal', async () => {
+    const r = await onTerminal(plain)
+    expect(r.stdout.split('\n')[0]).toBe(`${red('preflight_failed')} — a dispatch status`)
+  })
+
+  it('paints a reason as where it is seen: an unmet result’s in red', () => {
+    const painted = formatEntry('not-found', TROUBLESHOOTING['not-found'] as never, colours(true))
+    expect(painted.startsWith(`${red('not-found')} — `)).toBe(true)
+  })
+
+  it('leaves it plain on a terminal with NO_COLOR, even with FORCE_COLOR', async () => {
+    const r = await onTerminal({ ...plain, NO_COLOR: '1', FORCE_COLOR: '1' })
+    expect(r.stdout.split('\n')[0]).toBe('preflight_failed — a dispatch status')
+  })
+
+  it('leaves it plain off a terminal, unless FORCE_COLOR', async () => {
+    const piped = await execa(process.execPath, [BIN, 'explain', 'preflight_failed'], {
+      env: { ...plain, PATH: process.env.PATH },
+      extendEnv: false,
+    })
+    expect(piped.stdout.split('\n')[0]).toBe('preflight_failed — a dispatch status')
+    const forced = await execa(process.execPath, [BIN, 'explain', 'preflight_failed'], {
+      env: { ...plain, FORCE_COLOR: '1', PATH: process.env.PATH },
+      extendEnv: false,
+    })
+    expect(forced.stdout.split('\n')[0]).toBe(`${red('preflight_failed')} — a dispatch status`)
   })
 })

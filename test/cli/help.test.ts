@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { COMMANDS, type Spec } from '../../src/cli/commands.js'
+import { formatDuration } from '../../src/cli/duration.js'
+import { COORDINATOR_FLAGS, type Flag } from '../../src/cli/flags.js'
+import { defaultConfig } from '../../src/coordinator/config.js'
 import { runCli } from '../support/cli.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -26,6 +29,15 @@ function paths(specs: Record<string, Spec>, path: string[] = []): [string[], Spe
     [[...path, name], spec] as [string[], Spec],
     ...paths(spec.commands ?? {}, [...path, name]),
   ])
+}
+
+// A flag's help as the table says it: what it is, its default, the variables read without it in order.
+function helpLine(f: Flag): string {
+  const fallback = [
+    ...(f.default ? [`default: ${f.default}`] : []),
+    ...(f.env ? [`env: ${f.env.join(', ')}`] : []),
+  ]
+  return fallback.length ? `${f.help} (${fallback.join('; ')})` : f.help
 }
 
 const expectOneLine = (r: { code: number; stdout: string; stderr: string }) => {
@@ -48,12 +60,16 @@ describe('--help', () => {
       'token create',
       'token list',
       'token revoke',
+      'subagents',
+      'subagents apply',
       'reports',
       'dispatches',
+      'dispatches create',
       'dispatches list',
       'dispatches show',
       'dispatches wait',
       'dispatches cancel',
+      'dispatches retry',
       'dispatches watch',
       'explain',
     ])
@@ -66,11 +82,20 @@ describe('--help', () => {
       expect(r.code).toBe(0)
       expect(r.stderr).toBe('')
       expect(r.stdout).toContain(`Usage: preflight ${path.join(' ')}`)
+      // commander wraps the help lines: compared with the spaces collapsed
+      const flat = r.stdout.replace(/\s+/g, ' ')
       for (const [flag, f] of Object.entries(spec.flags ?? {}))
         if (f.hidden) expect(r.stdout).not.toContain(`--${flag} `)
-        else expect(r.stdout).toContain(`--${flag}${f.arg ? ` <${f.arg}>` : ''}`)
+        else
+          expect(flat).toContain(
+            `${f.short ? `-${f.short}, ` : ''}--${flag}${f.arg ? ` <${f.arg}>` : ''} ${helpLine(f)}`,
+          )
       expect(r.stdout).toContain('Environment:')
-      for (const name of Object.keys(spec.env ?? {})) expect(r.stdout).toContain(`  ${name}  `)
+      const variables = [
+        ...Object.keys(spec.env ?? {}),
+        ...Object.values(spec.flags ?? {}).flatMap((f) => f.env ?? []),
+      ]
+      for (const name of variables) expect(r.stdout).toMatch(new RegExp(`\n  ${name} +\\S`))
       expect(r.stdout).toContain('PREFLIGHT_DEBUG')
       expect(r.stdout).toMatch(new RegExp(`Example:\\n  \\$ .*preflight ${path[0]}`))
       expect(r.stdout).toMatch(/Exit codes:\n {2}0 {2}.+\n(?: {2}1 {2}.+\n)? {2}2 {2}.+/)
@@ -96,6 +121,54 @@ describe('--help', () => {
         seen.set(flag, arg)
       }
     expect(seen.get('subagent')).toBe('NAME')
+  })
+})
+
+describe('the defaults the help shows', () => {
+  it('are the coordinator’s own', () => {
+    const shown = (flag: keyof typeof COORDINATOR_FLAGS) => (COORDINATOR_FLAGS[flag] as Flag).default
+    const c = defaultConfig
+    expect({
+      'lease-ms': shown('lease-ms'),
+      'max-attempts': shown('max-attempts'),
+      'sweep-ms': shown('sweep-ms'),
+      'claim-wait-cap-ms': shown('claim-wait-cap-ms'),
+      'priority-aging-ms': shown('priority-aging-ms'),
+      'request-timeout-ms': shown('request-timeout-ms'),
+      'max-connections': shown('max-connections'),
+      'headers-timeout-ms': shown('headers-timeout-ms'),
+      'receive-timeout-ms': shown('receive-timeout-ms'),
+      'keep-alive-timeout-ms': shown('keep-alive-timeout-ms'),
+      'long-polls-per-token': shown('long-polls-per-token'),
+      'streams-per-token': shown('streams-per-token'),
+    }).toEqual({
+      'lease-ms': formatDuration(c.leaseMs),
+      'max-attempts': String(c.maxAttempts),
+      'sweep-ms': formatDuration(c.sweepIntervalMs),
+      'claim-wait-cap-ms': formatDuration(c.claimWaitCapMs),
+      'priority-aging-ms': formatDuration(c.priorityAgingMs),
+      'request-timeout-ms': formatDuration(c.requestTimeoutMs),
+      'max-connections': String(c.maxConnections),
+      'headers-timeout-ms': formatDuration(c.headersTimeoutMs),
+      'receive-timeout-ms': formatDuration(c.receiveTimeoutMs),
+      'keep-alive-timeout-ms': formatDuration(c.keepAliveTimeoutMs),
+      'long-polls-per-token': String(c.longPollsPerToken),
+      'streams-per-token': String(c.streamsPerToken),
+    })
+  })
+})
+
+describe('docs/cli.md', () => {
+  const doc = readFileSync(join(ROOT, 'docs/cli.md'), 'utf8')
+  // the table of commands: one row per command, its name in backticks first
+  const rows = doc.split('\n').filter((line) => line.startsWith('| `'))
+
+  it.each(
+    paths(COMMANDS)
+      .filter(([, spec]) => spec.run)
+      .map(([path]) => path.join(' ')),
+  )('has a row for preflight %s', (name) => {
+    expect(rows.some((row) => row.startsWith(`| \`${name}\``) || row.startsWith(`| \`${name} `))).toBe(true)
   })
 })
 
@@ -146,7 +219,7 @@ describe('did you mean', () => {
 describe('bad input on the command line', () => {
   it.each([
     [[], 'give a command: preflight check|coordinator|'],
-    [['dispatches'], 'give a command: preflight dispatches list|show|wait|cancel|watch'],
+    [['dispatches'], 'give a command: preflight dispatches create|list|show|wait|cancel|retry|watch'],
     [['token'], 'give a command: preflight token create|list|revoke'],
     [['dispatches', 'show'], "missing required argument 'ID'"],
     [['token', 'revoke', '1', '2'], 'too many arguments'],

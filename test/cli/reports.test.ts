@@ -6,6 +6,7 @@ import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
 import { type RunningServer, startServer } from '../../src/coordinator/server.js'
+import { colours } from '../../src/log/colour.js'
 import { runCli } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { errored, met, seedReport, unmet } from '../support/reports-fixtures.js'
@@ -117,6 +118,15 @@ describe('preflight reports', () => {
     expect(r.stdout).toContain('web v1  UNMET')
     expect(r.stdout).toContain('unmet  exec pnpm — not-found; searched /usr/bin, /bin')
     expect(r.stdout).not.toContain('exec node')
+  })
+
+  it('paints the outcome and the status words with FORCE_COLOR, not with NO_COLOR', async () => {
+    const c = colours(true)
+    const forced = await reports(['--outcome', 'unmet', '--limit', '1'], { FORCE_COLOR: '1', NO_COLOR: '' })
+    expect(forced.stdout).toContain(`web v1  ${c.red('UNMET')}  `)
+    expect(forced.stdout).toContain(`  ${c.red('unmet')}  exec pnpm`)
+    const plain = await reports(['--outcome', 'unmet', '--limit', '1'], { FORCE_COLOR: '1', NO_COLOR: '1' })
+    expect(plain.stdout).toContain('web v1  UNMET  ')
   })
 
   it('says when a report had every requirement met', async () => {

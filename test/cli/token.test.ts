@@ -1,5 +1,6 @@
-// `preflight token create|list|revoke` against a database of its own: the CLI in this process
-// (test/support/cli.ts), the binary spawned for its lock on the embedded database's directory.
+// `preflight token create|list|revoke` against a database of its own, or through a coordinator
+// (--coordinator): the CLI in this process (test/support/cli.ts), the binary spawned for its lock on the
+// embedded database's directory.
 import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -133,10 +134,73 @@ describe('the embedded database directory', () => {
       }).catch((e: { code: number; stderr: string }) => e)
       expect(err).toMatchObject({
         code: 2,
-        stderr: expect.stringMatching(/in use by another preflight process/),
+        stderr: expect.stringMatching(/in use by another preflight process.*--coordinator URL/),
       })
     } finally {
       await rm(cwd, { recursive: true, force: true })
     }
+  })
+})
+
+describe('preflight token --coordinator', () => {
+  let t: TestDatabase
+  let server: Awaited<ReturnType<typeof startServer>>
+  let admin: string
+  beforeAll(async () => {
+    t = await createTestDatabase()
+    admin = (await createToken(t.db.orm, 'admin')).token
+    server = await startServer({ db: t.db, port: 0, host: '127.0.0.1' })
+  })
+  afterAll(async () => {
+    await server?.stop()
+    await t?.drop()
+  })
+
+  // no database flag: the coordinator's admin routes are the only way in
+  const through = (as: string, ...args: string[]) =>
+    runCli(['token', ...args, '--coordinator', server.url], { PREFLIGHT_TOKEN: as, DATABASE_URL: undefined })
+
+  it('creates, lists and revokes through the running coordinator, with an admin token', async () => {
+    const made = await through(
+      admin,
+      'create',
+      '--role',
+      'operator',
+      '--label',
+      'laptop',
+      '--expires-in',
+      '1h',
+    )
+    expect(made.exitCode).toBe(0)
+    const secret = made.stdout.trim()
+    const [found] = await rows<{ id: number; label: string; expires_at: Date }>(
+      t.db.orm,
+      sql`SELECT id::float8 AS id, label, expires_at FROM api_tokens WHERE token_hash = ${hashToken(secret)}`,
+    )
+    expect(found).toMatchObject({ label: 'laptop' })
+    expect(new Date(found?.expires_at ?? 0).getTime()).toBeGreaterThan(Date.now() + 3_500_000)
+    const listed = await through(admin, 'list', '--format', 'json')
+    expect(JSON.parse(listed.stdout)).toContainEqual(
+      expect.objectContaining({ id: found?.id, label: 'laptop' }),
+    )
+    expect(listed.stdout).not.toContain(secret)
+    const revoked = await through(admin, 'revoke', String(found?.id))
+    expect(revoked).toMatchObject({ exitCode: 0, stdout: `revoked token ${found?.id} (operator, laptop)\n` })
+    expect(await findActiveToken(t.db.orm, hashToken(secret))).toBeUndefined()
+    expect((await through(admin, 'revoke', '987654')).exitCode).toBe(1)
+  })
+
+  it('is refused (exit 1, the 403) for a token that is not an admin, and for both ways at once (exit 2)', async () => {
+    const operator = (await createToken(t.db.orm, 'operator')).token
+    const r = await through(operator, 'create', '--role', 'admin')
+    expect(r.exitCode).toBe(1)
+    expect(r.stderr).toContain('403')
+    const both = await runCli(
+      ['token', 'list', '--coordinator', server.url, '--database-url', t.url as string],
+      {
+        PREFLIGHT_TOKEN: admin,
+      },
+    )
+    expect(both).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('not both') })
   })
 })

@@ -45,6 +45,17 @@ describe('preflight/client', () => {
     expect(keyed.seen).toHaveLength(2)
   })
 
+  it('retries a dispatch at its own path, sent again after a 503 only with an idempotencyKey', async () => {
+    const id = created.body.id
+    const once = await serve([busy, created])
+    await expect(once.client.retryDispatch(id)).rejects.toMatchObject({ status: 503 })
+    expect(once.seen).toEqual([{ method: 'POST', url: `/v1/dispatches/${id}/retry`, body: '{}' }])
+    server?.close()
+    const keyed = await serve([busy, created])
+    expect(await keyed.client.retryDispatch(id, { idempotencyKey: 'k' })).toEqual(created.body)
+    expect(keyed.seen.map((s) => s.body)).toEqual(['{"idempotencyKey":"k"}', '{"idempotencyKey":"k"}'])
+  })
+
   it('makes one try of a webhook registration, and of every call with retry: false', async () => {
     const { client, seen } = await serve([busy])
     await expect(

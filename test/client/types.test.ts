@@ -21,6 +21,9 @@ describe('preflight/client types', () => {
     expectTypeOf<Answer<Client['cancelDispatch']>>().toEqualTypeOf<
       InferResponseType<App['v1']['dispatches'][':id']['cancel']['$post'], 200>
     >()
+    expectTypeOf<Answer<Client['retryDispatch']>>().toEqualTypeOf<
+      InferResponseType<App['v1']['dispatches'][':id']['retry']['$post'], 201>
+    >()
     expectTypeOf<Answer<Client['listDispatches']>>().toEqualTypeOf<
       InferResponseType<App['v1']['dispatches']['$get'], 200>
     >()

@@ -1,11 +1,13 @@
-// Dispatches: insert, find by idempotency key, read as the wire view, cancel, read the state.
+// Dispatches: insert, insert a retry of one, find by idempotency key or id, read as the wire view, cancel,
+// read the state.
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import type {
-  Cancellation,
-  CreateDispatchRequest,
-  DispatchCreated,
-  DispatchView,
+import {
+  type Cancellation,
+  type CreateDispatchRequest,
+  type DispatchCreated,
+  type DispatchView,
+  FINAL_STATUSES,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
 import { listEvents } from './events.js'
@@ -53,18 +55,55 @@ function deadlineOf(req: CreateDispatchRequest) {
   return sql`NULL::timestamptz`
 }
 
+// Queues a new dispatch of an ended one's subagent version, workspace, labels, priority and metadata,
+// with a deadline as far from now as the ended one's was from its creation; its `created` event names
+// the ended one (`retryOf`). Undefined when there is no such dispatch, it has not ended, or the
+// idempotency key is taken.
+export async function insertRetry(
+  db: Orm,
+  sourceId: string,
+  opts: { idempotencyKey?: string | undefined; maxAttempts: number; notify: boolean },
+): Promise<DispatchCreated | undefined> {
+  const ended = sql.join(
+    [...FINAL_STATUSES].map((s) => sql`${s}`),
+    sql`, `,
+  )
+  const inserted = await one<Pick<Dispatch, 'id' | 'status'>>(
+    db,
+    sql`WITH src AS (
+          SELECT id, subagent_name, subagent_version, workspace, labels, priority, metadata, deadline - created_at AS span
+          FROM dispatches WHERE id = ${sourceId} AND status IN (${ended})
+        ), ins AS (
+          INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
+                                  priority, metadata, deadline)
+          SELECT ${randomUUID()}, subagent_name, subagent_version, workspace, labels, ${opts.idempotencyKey ?? null},
+                 ${opts.maxAttempts}, priority, metadata, now() + span
+          FROM src
+          ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+          RETURNING id, status
+        ), ev AS (
+          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
+          SELECT ins.id, 0, 'created', jsonb_build_object('retryOf', src.id) FROM ins, src
+        )
+        SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
+  )
+  return inserted && { id: inserted.id, status: inserted.status }
+}
+
 export type KeyedRow = Pick<
   Dispatch,
-  'id' | 'status' | 'subagent_name' | 'workspace' | 'labels' | 'priority' | 'metadata'
+  'id' | 'status' | 'subagent_name' | 'subagent_version' | 'workspace' | 'labels' | 'priority' | 'metadata'
 >
+const keyedColumns = sql`id, status, subagent_name, subagent_version, workspace, labels, priority, metadata`
 
 // The dispatch created with this idempotency key, as the request that created it.
 export async function findByKey(db: Orm, key: string) {
-  return one<KeyedRow>(
-    db,
-    sql`SELECT id, status, subagent_name, workspace, labels, priority, metadata FROM dispatches
-        WHERE idempotency_key = ${key}`,
-  )
+  return one<KeyedRow>(db, sql`SELECT ${keyedColumns} FROM dispatches WHERE idempotency_key = ${key}`)
+}
+
+// A dispatch as the request that created it, with its status.
+export async function findRequest(db: Orm, id: string) {
+  return one<KeyedRow>(db, sql`SELECT ${keyedColumns} FROM dispatches WHERE id = ${id}`)
 }
 
 type DispatchRow = Pick<

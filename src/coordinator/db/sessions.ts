@@ -28,12 +28,12 @@ export async function insertSession(
   )
 }
 
-// The role of a live session: not expired, and its token neither revoked nor expired nor moved to a
-// role outside `roles` (a restart may give a bootstrap token another role).
+// The role and token id of a live session: not expired, and its token neither revoked nor expired nor
+// moved to a role outside `roles` (a restart may give a bootstrap token another role).
 export async function findSession(db: Orm, sessionHash: string, roles: readonly Role[]) {
-  return one<{ role: Role }>(
+  return one<{ role: Role; token_id: number }>(
     db,
-    sql`SELECT t.role FROM ui_sessions s JOIN api_tokens t ON t.token_hash = s.token_hash
+    sql`SELECT t.role, t.id::float8 AS token_id FROM ui_sessions s JOIN api_tokens t ON t.token_hash = s.token_hash
         WHERE s.session_hash = ${sessionHash} AND s.expires_at > now() AND t.role IN (${anyOf(roles)})
           AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
   )

@@ -13,12 +13,24 @@ export interface NewToken {
   expiresAt?: Date | undefined
 }
 
+const view = sql`id::float8 AS id, role, label, bootstrap,
+  CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= now() THEN 'expired' ELSE 'active' END AS state,
+  ${iso('created_at')} AS "createdAt", ${iso('last_used_at')} AS "lastUsedAt",
+  ${iso('expires_at')} AS "expiresAt", ${iso('revoked_at')} AS "revokedAt"`
+
+// Stores a new token's hash; answers the token as an admin sees it.
 export async function insertToken(db: Orm, tokenHash: string, role: Role, opts: NewToken = {}) {
-  const [row] = await db
-    .insert(apiTokens)
-    .values({ tokenHash, role, label: opts.label, expiresAt: opts.expiresAt })
-    .returning({ id: apiTokens.id })
-  return Number(row?.id)
+  const row = await one<TokenView>(
+    db,
+    sql`WITH t AS (
+          INSERT INTO api_tokens (token_hash, role, label, expires_at)
+          VALUES (${tokenHash}, ${role}, ${opts.label ?? null}, ${opts.expiresAt?.toISOString() ?? null}::timestamptz)
+          RETURNING id, role, label, bootstrap, created_at, last_used_at, expires_at, revoked_at
+        )
+        SELECT ${view} FROM t`,
+  )
+  if (!row) throw new Error('the new token was not stored')
+  return row
 }
 
 // Seeds one token of PREFLIGHT_BOOTSTRAP_TOKENS (its role follows the list); a revoked one stays revoked.
@@ -64,11 +76,6 @@ export async function findActiveToken(db: Orm, tokenHash: string) {
 }
 
 const isId = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0
-
-const view = sql`id::float8 AS id, role, label, bootstrap,
-  CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN expires_at <= now() THEN 'expired' ELSE 'active' END AS state,
-  ${iso('created_at')} AS "createdAt", ${iso('last_used_at')} AS "lastUsedAt",
-  ${iso('expires_at')} AS "expiresAt", ${iso('revoked_at')} AS "revokedAt"`
 
 // Oldest first (by id), keyset-paginated.
 export async function listTokens(

@@ -1,7 +1,12 @@
 // Orchestrators' decisions on dispatches: an idempotent create (a reused key must name the same
-// request) and a cancel that a retry may repeat.
-import type { Cancellation, CreateDispatchRequest, DispatchCreated } from '../../contract/index.js'
-import { canonicalJson } from '../../contract/index.js'
+// request), a cancel that a retry may repeat, and a retry of an ended dispatch (a new one, idempotent by key).
+import type {
+  Cancellation,
+  CreateDispatchRequest,
+  DispatchCreated,
+  RetryRequest,
+} from '../../contract/index.js'
+import { canonicalJson, isFinal } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import * as rows from '../db/dispatches.js'
 import { DispatchCode, DispatchError, dispatchNotFound, invalidState } from './errors.js'
@@ -59,4 +64,47 @@ export async function cancelDispatch(
   if (current.status === 'cancelled')
     return { answer: { id: current.id, status: current.status }, ended: false }
   throw invalidState(`the dispatch has ended (${current.status}) and cannot be cancelled`, current.status)
+}
+
+// A new dispatch of an ended one's subagent version and workspace (labels, priority and metadata too).
+// One not ended is refused with its status: cancel it first, or wait for it. With an idempotency key
+// already used for a dispatch of that same version and workspace, answers that one.
+export async function retryDispatch(
+  db: Orm,
+  id: string,
+  req: RetryRequest,
+  opts: { maxAttempts: number; notify: boolean },
+): Promise<Creation> {
+  const inserted = await rows.insertRetry(db, id, { ...opts, idempotencyKey: req.idempotencyKey })
+  if (inserted) return { dispatch: inserted, created: true }
+  const source = await rows.findRequest(db, id)
+  if (!source) throw dispatchNotFound(id)
+  if (!isFinal(source.status))
+    throw invalidState(
+      `the dispatch has not ended (${source.status}): cancel it first, or wait`,
+      source.status,
+    )
+  const existing = req.idempotencyKey === undefined ? undefined : await rows.findByKey(db, req.idempotencyKey)
+  // ended and found, so only a taken key leaves the insert without a row
+  if (!existing) throw new Error(`retry of ${id}: nothing inserted, and no dispatch holds the key`)
+  // a key is one dispatch's: the ended one's own key names no retry of it
+  if (existing.id === source.id || !sameRun(existing, source))
+    throw new DispatchError(
+      DispatchCode.IdempotencyConflict,
+      'this idempotencyKey was used for a different dispatch',
+      { id: existing.id },
+    )
+  return { dispatch: { id: existing.id, status: existing.status }, created: false }
+}
+
+// The same subagent version on the same workspace, with the same labels, priority and metadata.
+function sameRun(a: rows.KeyedRow, b: rows.KeyedRow): boolean {
+  return (
+    a.subagent_name === b.subagent_name &&
+    a.subagent_version === b.subagent_version &&
+    canonicalJson(a.workspace) === canonicalJson(b.workspace) &&
+    canonicalJson(a.labels ?? null) === canonicalJson(b.labels ?? null) &&
+    a.priority === b.priority &&
+    canonicalJson(a.metadata ?? null) === canonicalJson(b.metadata ?? null)
+  )
 }

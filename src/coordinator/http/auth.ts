@@ -21,8 +21,8 @@ const generateToken = () => `pft_${randomBytes(32).toString('base64url')}`
 // Mints a token, stores its hash and returns the token (shown once, never stored) with its id.
 export async function createToken(db: Orm, role: Role, opts: NewToken = {}) {
   const token = generateToken()
-  const id = await insertToken(db, hashToken(token), role, opts)
-  return { id, token }
+  const view = await insertToken(db, hashToken(token), role, opts)
+  return { id: view.id, token, view }
 }
 
 // Makes the bootstrap tokens exactly these: each is seeded (a revoked one stays revoked), and those

@@ -1,10 +1,8 @@
 // POST /v1/dispatches, GET /v1/dispatches (the listing), GET /v1/dispatches/endings (long-poll),
 // GET /v1/dispatches/{id} (a long-poll with waitFor=terminal), GET /v1/dispatches/{id}/events (its
-// events as server-sent events), POST /v1/dispatches/{id}/cancel.
+// events as server-sent events), POST /v1/dispatches/{id}/cancel and …/retry (routes/dispatch-actions.ts).
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { MiddlewareHandler } from 'hono'
 import {
-  CancelRequest,
   CreateDispatchRequest,
   DispatchCreated,
   DispatchesQuery,
@@ -21,20 +19,19 @@ import type { Deps } from '../config.js'
 import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
 import { lastEventIds } from '../db/events.js'
-import { cancelDispatch, createDispatch } from '../dispatch/dispatches.js'
+import { createDispatch } from '../dispatch/dispatches.js'
 import { longPoll } from '../dispatch/long-poll.js'
 import { requestGone } from '../http/deadline.js'
 import { notFound } from '../http/errors.js'
-import {
-  type AppEnv,
-  authedRoute,
-  createRouter,
-  errorResponse,
-  jsonBody,
-  jsonResponse,
-  scrubNul,
-} from '../http/http.js'
+import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
 import { holding, LONG_POLLS_HELD } from '../http/per-token.js'
+import {
+  cancelAndTell,
+  cancelRoute,
+  retryAndTell,
+  retryRoute,
+  withOptionalActionBodies,
+} from './dispatch-actions.js'
 import { openEventStream, streamRoute } from './dispatch-events.js'
 
 const create = authedRoute(['orchestrator'], {
@@ -94,35 +91,8 @@ const get = authedRoute(['orchestrator', 'operator'], {
   },
 })
 
-const cancel = authedRoute(['orchestrator'], {
-  method: 'post',
-  path: '/v1/dispatches/{id}/cancel',
-  tags: ['dispatches'],
-  operationId: 'cancelDispatch',
-  summary: 'Cancel a dispatch that is queued, claimed or running (orchestrator); its worker stops within 2 s',
-  request: { params: DispatchId, body: { ...jsonBody(CancelRequest), required: false } },
-  responses: {
-    200: jsonResponse(DispatchCreated, 'cancelled (also when it already was)'),
-    404: errorResponse('no such dispatch (code not-found)'),
-    409: errorResponse('the dispatch has ended otherwise; details.status says how (code invalid-state)'),
-  },
-})
-
-// A cancel's body is optional: an empty one reads as {}, also under Content-Type: application/json (as
-// clients sent it before the cancel took a body), rather than as malformed JSON. Hono keeps the body it
-// read as a promise in bodyCache (its type says the value); the validator reads it from there.
-const emptyBodyIsNone: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.header('content-type') && (await c.req.text()) === '')
-    c.req.bodyCache.text = Promise.resolve('{}') as unknown as string
-  await next()
-}
-const withOptionalCancelBody = (router: ReturnType<typeof createRouter>) => {
-  router.use('/v1/dispatches/:id/cancel', emptyBodyIsNone)
-  return router
-}
-
 export const dispatchRoutes = (deps: Deps) =>
-  withOptionalCancelBody(createRouter())
+  withOptionalActionBodies(createRouter())
     .openapi(create, async (c) => {
       const { dispatch, created } = await createDispatch(deps.db.orm, c.req.valid('json'), {
         maxAttempts: deps.config.maxAttempts,
@@ -155,18 +125,15 @@ export const dispatchRoutes = (deps: Deps) =>
       const after = c.req.valid('header')['last-event-id']
       return openEventStream(deps, c, c.req.valid('param').id, after === undefined ? 0 : Number(after))
     })
-    .openapi(cancel, async (c) => {
+    .openapi(cancelRoute, async (c) => {
       const { id } = c.req.valid('param')
       const { reason } = scrubNul(c.req.valid('json'))
-      const { answer, ended } = await cancelDispatch(deps.db.orm, id, {
-        by: { tokenId: c.get('tokenId') ?? null, role: c.get('role') },
-        ...(reason === undefined ? {} : { reason }),
-      })
-      // the cancel's reason is the caller's free text: never a label
-      if (ended) deps.metrics.recordEnded('cancelled', undefined)
-      deps.endings.wake()
-      deps.watch.changed(id)
-      return c.json(answer, 200)
+      const by = { tokenId: c.get('tokenId') ?? null, role: c.get('role') }
+      return c.json(await cancelAndTell(deps, id, { by, ...(reason === undefined ? {} : { reason }) }), 200)
+    })
+    .openapi(retryRoute, async (c) => {
+      const { dispatch, created } = await retryAndTell(deps, c.req.valid('param').id, c.req.valid('json'))
+      return created ? c.json(dispatch, 201) : c.json(dispatch, 200)
     })
 
 // The dispatch once it has reached a final status, or as it stands after `waitMs`: woken when it may

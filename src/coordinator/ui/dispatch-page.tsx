@@ -1,12 +1,33 @@
-// One dispatch: what it ran, its event timeline, each requirement with the facts the worker saw,
-// the output tail and the completion.
-import type { CheckResult, DispatchEvent, DispatchView } from '../../contract/index.js'
-import { Code, Page, Reason, Status } from './layout.js'
+// One dispatch: what it ran and where, who cancelled it and why, each requirement with the facts the
+// worker saw, the output tail, the completion, its event timeline; and, for an orchestrator, its
+// actions.
+import {
+  type CheckResult,
+  type DispatchView,
+  isFinal,
+  type Role,
+  type Workspace,
+} from '../../contract/index.js'
+import { Actions } from './dispatch-actions.js'
+import { CancelFacts, CompletionFacts, Instant, LastFault, OutputTail } from './dispatch-ending.js'
+import { Timeline } from './dispatch-timeline.js'
+import { Code, duration, Page, Reason, Refresh, Status } from './layout.js'
+import { argvText, Fields } from './observed.js'
 
-export function DispatchPage({ d }: { d: DispatchView }) {
-  const ws = d.workspace
+export interface DispatchProps {
+  d: DispatchView
+  role?: Role | undefined
+  // the actions, for a session that may take them
+  actions?: { retryKey: string } | undefined
+  refresh?: boolean
+}
+
+export function DispatchPage({ d, role, actions, refresh = false }: DispatchProps) {
+  // a dispatch that has ended changes no more: nothing to refresh for
+  const live = !isFinal(d.status)
   return (
-    <Page title={`Dispatch ${d.id}`} section="failures">
+    <Page title={`Dispatch ${d.id}`} section="failures" role={role} refresh={refresh && live}>
+      {live && <Refresh path={`/ui/dispatches/${d.id}`} on={refresh} />}
       <dl class="facts">
         <dt>status</dt>
         <dd>
@@ -17,34 +38,142 @@ export function DispatchPage({ d }: { d: DispatchView }) {
           <a href={`/ui/failures?subagent=${encodeURIComponent(d.subagent.name)}`}>{d.subagent.name}</a>{' '}
           version {d.subagent.version}
         </dd>
-        <dt>repository</dt>
-        <dd>
-          <code>{ws.repo}</code>
-          {ws.ref ? (
-            <>
-              {' '}
-              at <code>{ws.ref}</code>
-            </>
-          ) : null}
-        </dd>
+        <WorkspaceFacts ws={d.workspace} />
+        <Worker d={d} />
         <dt>attempt</dt>
         <dd>
           {d.attempt} of {d.maxAttempts}
         </dd>
-        <dt>created</dt>
-        <dd>
-          <time datetime={d.createdAt}>{d.createdAt}</time>
-        </dd>
-        <dt>updated</dt>
-        <dd>
-          <time datetime={d.updatedAt}>{d.updatedAt}</time>
-        </dd>
+        <dt>priority</dt>
+        <dd>{d.priority}</dd>
+        {d.labels && d.labels.length > 0 && (
+          <>
+            <dt>labels</dt>
+            <dd>
+              <ul class="inline">
+                {d.labels.map((l) => (
+                  <li>
+                    <code>{l}</code>
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </>
+        )}
+        {d.metadata && Object.keys(d.metadata).length > 0 && (
+          <>
+            <dt>metadata</dt>
+            <dd>
+              {/* the orchestrator's own keys, as they are: not the worker's fields of observed.tsx */}
+              <dl class="facts">
+                {Object.entries(d.metadata).map(([key, value]) => (
+                  <>
+                    <dt>{key}</dt>
+                    <dd>
+                      <code>{value}</code>
+                    </dd>
+                  </>
+                ))}
+              </dl>
+            </dd>
+          </>
+        )}
+        {d.deadline && <Instant name="deadline" at={d.deadline} />}
+        {d.idempotencyKey && (
+          <>
+            <dt>idempotency key</dt>
+            <dd>
+              <code>{d.idempotencyKey}</code>
+            </dd>
+          </>
+        )}
+        <RetryOf d={d} />
+        <Instant name="created" at={d.createdAt} />
+        <Instant name="updated" at={d.updatedAt} />
       </dl>
+      {actions && <Actions d={d} retryKey={actions.retryKey} />}
+      {d.cancel && <CancelFacts c={d.cancel} />}
       {d.preflight && <Preflight p={d.preflight} />}
       <OutputTail d={d} />
+      <LastFault d={d} />
       {d.completion && <CompletionFacts c={d.completion} />}
       <Timeline events={d.events} total={d.eventCount} />
     </Page>
+  )
+}
+
+// Where it runs: a repository (at a ref) cloned by the worker, or a path on the worker, and the setup.
+function WorkspaceFacts({ ws }: { ws: Workspace }) {
+  return (
+    <>
+      {ws.path && (
+        <>
+          <dt>workspace path</dt>
+          <dd>
+            <code>{ws.path}</code> <span class="note">on the worker</span>
+          </dd>
+        </>
+      )}
+      {ws.repo && (
+        <>
+          <dt>repository</dt>
+          <dd>
+            <code>{ws.repo}</code>
+            {ws.ref && (
+              <>
+                {' '}
+                at <code>{ws.ref}</code>
+              </>
+            )}
+            {ws.path && <span class="note"> (the path is used)</span>}
+          </dd>
+        </>
+      )}
+      {ws.setup && (
+        <>
+          <dt>setup</dt>
+          <dd>
+            <code>{argvText(ws.setup)}</code>
+          </dd>
+        </>
+      )}
+    </>
+  )
+}
+
+// The worker of the latest claim, with what its report said of itself.
+function Worker({ d }: { d: DispatchView }) {
+  const claim = d.events.findLast((e) => e.step === 'claimed')
+  const id = (claim?.detail as { workerId?: unknown } | undefined)?.workerId
+  if (typeof id !== 'string') return null
+  const self = d.preflight?.attempt === claim?.attempt ? d.preflight?.worker : undefined
+  const facts = typeof self === 'object' && self !== null ? (self as Record<string, unknown>) : {}
+  const about = ['image', 'hostname', 'node']
+    .filter((k) => typeof facts[k] === 'string')
+    .map((k) => `${k} ${facts[k]}`)
+  return (
+    <>
+      <dt>worker</dt>
+      <dd>
+        <code>{id}</code> (attempt {claim?.attempt}){about.length > 0 && <>, {about.join(', ')}</>}
+      </dd>
+    </>
+  )
+}
+
+function RetryOf({ d }: { d: DispatchView }) {
+  const created = d.events.find((e) => e.step === 'created')
+  const of = (created?.detail as { retryOf?: unknown } | undefined)?.retryOf
+  if (typeof of !== 'string') return null
+  return (
+    <>
+      <dt>retry of</dt>
+      <dd>
+        <a href={`/ui/dispatches/${of}`}>
+          <code>{of}</code>
+        </a>
+      </dd>
+    </>
   )
 }
 
@@ -55,7 +184,7 @@ function Preflight({ p }: { p: NonNullable<DispatchView['preflight']> }) {
         Preflight: <Status status={p.outcome} /> ({p.decision})
       </h2>
       {p.reason && <Reason code={p.reason} />}
-      <table>
+      <table class="stack">
         <caption class="note">Requirements, those not met first (attempt {p.attempt})</caption>
         <thead>
           <tr>
@@ -63,6 +192,7 @@ function Preflight({ p }: { p: NonNullable<DispatchView['preflight']> }) {
             <th scope="col">kind</th>
             <th scope="col">status</th>
             <th scope="col">reason</th>
+            <th scope="col">took</th>
             <th scope="col">what the worker saw</th>
           </tr>
         </thead>
@@ -84,152 +214,15 @@ function Requirement({ r }: { r: CheckResult }) {
       <th scope="row">
         <code>{r.requirement}</code>
       </th>
-      <td>{r.kind}</td>
-      <td>
+      <td data-label="kind">{r.kind}</td>
+      <td data-label="status">
         <Status status={r.status} />
       </td>
-      <td>{r.reason ? <Code code={r.reason} /> : ''}</td>
-      <td>
-        <Facts value={r.observed} />
+      <td data-label="reason">{r.reason ? <Code code={r.reason} /> : ''}</td>
+      <td data-label="took">{duration(r.durationMs)}</td>
+      <td data-label="saw">
+        <Fields value={r.observed} />
       </td>
     </tr>
-  )
-}
-
-// Observed facts as the worker sent them: lists as lists (the PATH searched, the rejected candidates).
-function Facts({ value }: { value: Record<string, unknown> }) {
-  const entries = Object.entries(value)
-  if (entries.length === 0) return <span class="note">nothing</span>
-  return (
-    <dl class="facts">
-      {entries.map(([key, v]) => (
-        <>
-          <dt>{key}</dt>
-          <dd>{fact(v)}</dd>
-        </>
-      ))}
-    </dl>
-  )
-}
-
-function fact(v: unknown) {
-  if (Array.isArray(v)) {
-    if (v.length === 0) return <span class="note">none</span>
-    return (
-      <ul class="plain">
-        {v.map((item) => (
-          <li>
-            <code>{typeof item === 'string' ? item : JSON.stringify(item)}</code>
-          </li>
-        ))}
-      </ul>
-    )
-  }
-  return <code>{typeof v === 'string' ? v : JSON.stringify(v)}</code>
-}
-
-// The output's last lines the dispatch kept: its completion's detail (setup's when setup failed, the
-// agent's when it ran, the stopped program's when cancelled), else the setup-failed event's.
-function OutputTail({ d }: { d: DispatchView }) {
-  const c = d.completion
-  const event = d.events.findLast((e) => e.step === 'setup-failed')?.detail as
-    | { detail?: unknown }
-    | undefined
-  const ofCompletion = typeof c?.detail === 'string' && c.detail !== ''
-  const detail = ofCompletion ? c?.detail : event?.detail
-  if (typeof detail !== 'string' || detail === '') return null
-  const setup = !ofCompletion || c?.status === 'setup_failed'
-  const title = setup ? 'Setup output' : c?.status === 'cancelled' ? 'Output' : 'Agent output'
-  return (
-    <section aria-labelledby="output">
-      <h2 id="output">{title}</h2>
-      {setup && c?.reason && <Reason code={c.reason} />}
-      <pre>{detail}</pre>
-    </section>
-  )
-}
-
-function CompletionFacts({ c }: { c: NonNullable<DispatchView['completion']> }) {
-  return (
-    <section aria-labelledby="completion">
-      <h2 id="completion">Completion</h2>
-      <dl class="facts">
-        <dt>status</dt>
-        <dd>
-          <Status status={c.status} />
-        </dd>
-        {c.reason && (
-          <>
-            <dt>reason</dt>
-            <dd>
-              <Code code={c.reason} />
-            </dd>
-          </>
-        )}
-        {c.exitCode !== undefined && (
-          <>
-            <dt>agent exit code</dt>
-            <dd>{c.exitCode}</dd>
-          </>
-        )}
-        {c.durationMs !== undefined && (
-          <>
-            <dt>duration</dt>
-            <dd>{(c.durationMs / 1000).toFixed(1)} s</dd>
-          </>
-        )}
-        {c.baseline && (
-          <>
-            <dt>baseline</dt>
-            <dd>
-              HEAD <code>{c.baseline.head ?? '(no commit)'}</code>, tree <code>{c.baseline.tree}</code>
-            </dd>
-          </>
-        )}
-        <dt>at</dt>
-        <dd>
-          <time datetime={c.at}>{c.at}</time>
-        </dd>
-      </dl>
-    </section>
-  )
-}
-
-function Timeline({ events, total }: { events: DispatchEvent[]; total: number }) {
-  return (
-    <section aria-labelledby="timeline">
-      <h2 id="timeline">Timeline</h2>
-      {total > events.length && (
-        <p class="note">
-          The last {events.length} of {total} events.
-        </p>
-      )}
-      {events.length === 0 ? (
-        <p class="note">No events yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">at</th>
-              <th scope="col">attempt</th>
-              <th scope="col">step</th>
-              <th scope="col">detail</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((e) => (
-              <tr>
-                <td>
-                  <time datetime={e.at}>{e.at}</time>
-                </td>
-                <td>{e.attempt}</td>
-                <td>{e.step}</td>
-                <td>{e.detail === undefined ? '' : <code>{JSON.stringify(e.detail)}</code>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
   )
 }

@@ -31,7 +31,7 @@ export function DriftPage({ items, since, until, error, next }: DriftProps) {
       ) : rows.length === 0 ? (
         <p class="note">No requirement was checked in this window.</p>
       ) : (
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">subagent</th>
@@ -47,18 +47,18 @@ export function DriftPage({ items, since, until, error, next }: DriftProps) {
           <tbody>
             {rows.map((r) => (
               <tr class={r.firstUnmetAfterMetAt ? 'drifting' : undefined}>
-                <td>
+                <td data-label="subagent">
                   <a href={`/ui/failures?subagent=${encodeURIComponent(r.subagent)}`}>{r.subagent}</a>
                 </td>
                 <th scope="row">
                   {r.kind} <code>{r.requirement}</code>
                 </th>
-                <td>{r.checks}</td>
-                <td>{r.met}</td>
-                <td>{r.unmet}</td>
-                <td>{r.error}</td>
-                <td>{r.lastMetAt ?? <span class="note">never</span>}</td>
-                <td>
+                <td data-label="checks">{r.checks}</td>
+                <td data-label="met">{r.met}</td>
+                <td data-label="unmet">{r.unmet}</td>
+                <td data-label="error">{r.error}</td>
+                <td data-label="last met">{r.lastMetAt ?? <span class="note">never</span>}</td>
+                <td data-label="first failure after met">
                   {r.firstUnmetAfterMetAt ? (
                     <span class="status bad">drifting since {r.firstUnmetAfterMetAt}</span>
                   ) : (

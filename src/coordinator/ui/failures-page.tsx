@@ -1,18 +1,30 @@
-// Every dispatch that did not succeed, newest first, with the list API's filters and why each ended.
-import { type DispatchItem, FAILURE_STATUSES } from '../../contract/index.js'
-import { Code, ErrorBox, Page, type Problem, Status } from './layout.js'
+// Every dispatch that did not succeed, newest first, with the list API's filters and why each ended;
+// above them, how many dispatches there are in each status.
+import { DISPATCH_STATUSES, type DispatchItem, FAILURE_STATUSES, type Role } from '../../contract/index.js'
+import { Code, ErrorBox, Page, type Problem, Refresh, Status } from './layout.js'
 
 export interface FailuresProps {
   items: DispatchItem[]
   filters: { status: string; subagent: string; reason: string; since: string; until: string }
+  // dispatches by status, all of them (none when the query was refused)
+  counts?: ReadonlyMap<string, number> | undefined
   error?: Problem | undefined
   next?: string | undefined
+  role?: Role | undefined
+  // the page reloads itself; `cursor`: the page of the list it is
+  refresh?: boolean
+  cursor?: string | undefined
 }
 
-export function FailuresPage({ items, filters, error, next }: FailuresProps) {
+export function FailuresPage(props: FailuresProps) {
+  const { items, filters, counts, error, next, role, refresh = false } = props
+  const here = { ...filters, ...(props.cursor ? { cursor: props.cursor } : {}) }
   return (
-    <Page title="Failures" section="failures">
+    <Page title="Failures" section="failures" role={role} refresh={refresh}>
+      <Refresh path="/ui/failures" query={here} on={refresh} />
+      {counts && <Counts counts={counts} />}
       <form class="filters" method="get" action="/ui/failures">
+        {refresh && <input type="hidden" name="refresh" value="on" />}
         <label>
           status
           <select name="status">
@@ -49,7 +61,7 @@ export function FailuresPage({ items, filters, error, next }: FailuresProps) {
       ) : items.length === 0 ? (
         <p class="note">No failed dispatch matches.</p>
       ) : (
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">created</th>
@@ -62,21 +74,21 @@ export function FailuresPage({ items, filters, error, next }: FailuresProps) {
           <tbody>
             {items.map((d) => (
               <tr>
-                <td>
+                <td data-label="created">
                   <time datetime={d.createdAt}>{d.createdAt}</time>
                 </td>
-                <td>
+                <td data-label="status">
                   <Status status={d.status} />
                 </td>
-                <td>
+                <td data-label="subagent">
                   <a href={`/ui/failures?subagent=${encodeURIComponent(d.subagent.name)}`}>
                     {d.subagent.name}
                   </a>
                 </td>
-                <td>
+                <td data-label="why">
                   <Why d={d} />
                 </td>
-                <td>
+                <td data-label="dispatch">
                   <a href={`/ui/dispatches/${d.id}`}>
                     <code>{d.id.slice(0, 8)}</code>
                   </a>
@@ -92,6 +104,35 @@ export function FailuresPage({ items, filters, error, next }: FailuresProps) {
         </p>
       )}
     </Page>
+  )
+}
+
+// Every status with its count, in the order of a dispatch's life; a failure's links to its list.
+function Counts({ counts }: { counts: ReadonlyMap<string, number> }) {
+  const failure = new Set<string>(FAILURE_STATUSES)
+  return (
+    <section aria-labelledby="counts">
+      <h2 id="counts">Dispatches by status</h2>
+      <ul class="counts">
+        {DISPATCH_STATUSES.map((s) => {
+          const n = counts.get(s) ?? 0
+          return (
+            <li>
+              {failure.has(s) && n > 0 ? (
+                <a href={`/ui/failures?status=${s}`}>
+                  <Status status={s} /> <span class="count">{n}</span>
+                </a>
+              ) : (
+                <>
+                  <Status status={s} /> <span class="count">{n}</span>
+                </>
+              )}
+            </li>
+          )
+        })}
+      </ul>
+      <p class="note">All dispatches, whatever the filters below.</p>
+    </section>
   )
 }
 

@@ -1,6 +1,7 @@
-// Sign-in for the operator page. The operator pastes an operator (or admin) token once; the coordinator
-// answers with a random session id in a cookie that is HttpOnly (no script can read it), SameSite=Strict
-// (no other site's page can send it) and scoped to /ui, and keeps only the id's sha256 with the token it
+// Sign-in for the operator page. The operator pastes an operator, orchestrator or admin token once (the
+// session may see and do what the token's role may in the API: ui/routes.tsx); the coordinator answers
+// with a random session id in a cookie that is HttpOnly (no script can read it), SameSite=Strict (no
+// other site's page can send it) and scoped to /ui, and keeps only the id's sha256 with the token it
 // was opened with. So the token itself is never kept by the browser, signing out or revoking the token
 // ends the session at once, and a copied database holds no usable session.
 import { randomBytes } from 'node:crypto'
@@ -16,7 +17,7 @@ import type { AppEnv } from '../http/http.js'
 export const COOKIE = 'preflight_session'
 // A working day: an operator signs in again the next morning.
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000
-const ROLES: readonly Role[] = ['operator', 'admin']
+const ROLES: readonly Role[] = ['operator', 'orchestrator', 'admin']
 
 // Opens a session for the token; false when the token is unknown, revoked, expired or of another role.
 export async function signIn(c: Context, deps: Pick<Deps, 'db'>, token: string): Promise<boolean> {
@@ -51,6 +52,8 @@ export function requireSession(deps: Pick<Deps, 'db'>): MiddlewareHandler<AppEnv
       return c.redirect(`/ui/sign-in?next=${encodeURIComponent(back.pathname + back.search)}`, 303)
     }
     c.set('role', session.role)
+    // what the page does is the token's: a cancel says who, as the API's does
+    c.set('tokenId', Number(session.token_id))
     await next()
   }
 }

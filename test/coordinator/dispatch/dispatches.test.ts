@@ -4,7 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { findDispatch } from '../../../src/coordinator/db/dispatches.js'
 import { registerSubagent } from '../../../src/coordinator/db/subagents.js'
 import { completeDispatch } from '../../../src/coordinator/dispatch/completions.js'
-import { cancelDispatch, createDispatch } from '../../../src/coordinator/dispatch/dispatches.js'
+import {
+  cancelDispatch,
+  createDispatch,
+  retryDispatch,
+} from '../../../src/coordinator/dispatch/dispatches.js'
 import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
 import { claimed, fenceOf, queued } from '../../support/claimed.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
@@ -134,5 +138,41 @@ describe('cancelDispatch', () => {
 
   it('says not-found for a dispatch that does not exist', async () => {
     await expect(cancelDispatch(t.db.orm, randomUUID(), who)).rejects.toMatchObject({ code: 'not-found' })
+  })
+})
+
+describe('retryDispatch', () => {
+  let t: TestDatabase
+  beforeAll(async () => {
+    t = await createTestDatabase()
+  })
+  afterAll(() => t.drop())
+
+  const opts = { maxAttempts: 3, notify: false }
+  const who = { by: { tokenId: 7, role: 'orchestrator' as const } }
+
+  it('queues an ended dispatch again, and answers the same key with that retry', async () => {
+    const id = await queued(t.db.orm)
+    await cancelDispatch(t.db.orm, id, who)
+    const first = await retryDispatch(t.db.orm, id, { idempotencyKey: 'k-1' }, opts)
+    expect(first).toEqual({ dispatch: { id: expect.any(String), status: 'queued' }, created: true })
+    const again = await retryDispatch(t.db.orm, id, { idempotencyKey: 'k-1' }, opts)
+    expect(again).toEqual({ dispatch: first.dispatch, created: false })
+    // without a key, each retry is a new dispatch
+    const other = await retryDispatch(t.db.orm, id, {}, opts)
+    expect(other.dispatch.id).not.toBe(first.dispatch.id)
+  })
+
+  it('refuses a dispatch not ended with invalid-state and where it is', async () => {
+    const id = await queued(t.db.orm)
+    await expect(retryDispatch(t.db.orm, id, {}, opts)).rejects.toMatchObject({
+      code: 'invalid-state',
+      message: 'the dispatch has not ended (queued): cancel it first, or wait',
+      details: { status: 'queued' },
+    })
+  })
+
+  it('says not-found for a dispatch that does not exist', async () => {
+    await expect(retryDispatch(t.db.orm, randomUUID(), {}, opts)).rejects.toMatchObject({ code: 'not-found' })
   })
 })

@@ -54,6 +54,23 @@ describe('GET /v1/dispatches', () => {
   const item = async (id: string) =>
     (await list('?limit=500')).body.items.find((i: { id: string }) => i.id === id)
 
+  it('finds the dispatches whose id starts with a prefix, with or without its dashes', async () => {
+    const id = d.failed.id
+    expect(await ids(`?idPrefix=${id.slice(0, 8)}`)).toEqual([id])
+    expect(await ids(`?idPrefix=${id.slice(0, 13)}`)).toEqual([id])
+    expect(await ids(`?idPrefix=${id.slice(0, 13).replace('-', '').toUpperCase()}`)).toEqual([id])
+    expect(await ids(`?idPrefix=${id.replaceAll('-', '')}`)).toEqual([id])
+    expect(await ids(`?idPrefix=${id.slice(0, 8)}&status=succeeded`)).toEqual([])
+    // exactly the ids in the prefix's range, newest first
+    for (const prefix of [id.slice(0, 4), '0000', 'ffff'])
+      expect(await ids(`?idPrefix=${prefix}`), prefix).toEqual(all.filter((x) => x.startsWith(prefix)))
+    for (const bad of ['abc', 'xyz1', 'a'.repeat(33), '--ab']) {
+      const r = await list(`?idPrefix=${bad}`)
+      expect(r.status, bad).toBe(400)
+      expect(r.body.error.code).toBe('invalid-request')
+    }
+  })
+
   it('lists every dispatch newest first, to operators and orchestrators', async () => {
     expect(await ids('')).toEqual(all)
     const r = await list('', 'orchestrator')

@@ -1,5 +1,6 @@
-// GET /v1/tokens and DELETE /v1/tokens/{id}: an admin lists tokens (never a secret) and revokes one,
-// which stops working at once; expired tokens do not work either.
+// GET /v1/tokens, POST /v1/tokens and DELETE /v1/tokens/{id}: an admin lists tokens (never a secret),
+// mints one (its secret in that answer only) and revokes one, which stops working at once; expired tokens
+// do not work either.
 import { sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import { createToken, hashToken } from '../../../src/coordinator/http/auth.js'
@@ -38,6 +39,51 @@ describe('tokens', () => {
     for (const secret of [made.token, ...Object.values(tokens)]) {
       expect(text).not.toContain(secret)
       expect(text).not.toContain(hashToken(secret))
+    }
+  })
+
+  it('mints a token: 201 with its secret once, which works for its role; the list never shows it', async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
+    const r = await h.call('POST', '/v1/tokens', { body: { role: 'operator', label: 'laptop', expiresAt } })
+    expect(r.status).toBe(201)
+    expect(r.body).toEqual({
+      id: expect.any(Number),
+      role: 'operator',
+      label: 'laptop',
+      bootstrap: false,
+      state: 'active',
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      expiresAt: new Date(expiresAt).toISOString(),
+      revokedAt: null,
+      token: expect.stringMatching(/^pft_/),
+    })
+    // an operator's token: read routes answer, an admin's do not
+    expect(await use(r.body.token)).toBe(404)
+    const asIt = await h.app.request('/v1/tokens', { headers: { authorization: `Bearer ${r.body.token}` } })
+    expect(asIt.status).toBe(403)
+    const listed = await listAll()
+    expect(listed.find((t: { id: number }) => t.id === r.body.id)).toMatchObject({ label: 'laptop' })
+    expect(JSON.stringify(listed)).not.toContain(r.body.token)
+  })
+
+  it('mints only for an admin, and refuses a bad role, a past expiry or an unknown field with 400', async () => {
+    for (const role of ['operator', 'orchestrator', 'worker'] as const) {
+      const r = await h.call('POST', '/v1/tokens', { role, body: { role: 'admin' } })
+      expect(r.status, role).toBe(403)
+    }
+    const past = new Date(Date.now() - 1_000).toISOString()
+    for (const body of [
+      { role: 'root' },
+      {},
+      { role: 'worker', expiresAt: past },
+      { role: 'worker', expiresAt: 'tomorrow' },
+      { role: 'worker', label: '' },
+      { role: 'worker', secret: 'mine' },
+    ]) {
+      const r = await h.call('POST', '/v1/tokens', { body })
+      expect(r.status, JSON.stringify(body)).toBe(400)
+      expect(r.body.error.code).toBe('invalid-request')
     }
   })
 

@@ -2,7 +2,7 @@
 // download). Runs when Chromium is installed (PREFLIGHT_CHROMIUM, else Debian's headless shell or its
 // full browser: test/support/chromium.ts); without one it says it skipped, or fails with CI=true.
 // With PREFLIGHT_UI_SHOTS=1 it also saves screenshots of the pages to test-results/ui/ (for a person
-// reviewing a change to them; five full pages cost the run 5 s of CPU, so not by default).
+// reviewing a change to them; a full page costs the run about 1 s of CPU, so not by default).
 import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -12,6 +12,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { tokens, useTestApp } from '../../support/app.js'
 import { describeInChromium, launchChromium } from '../../support/chromium.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+
+// A phone held upright: no page may be wider.
+const NARROW = { width: 420, height: 900 }
 
 const SHOTS = process.env.PREFLIGHT_UI_SHOTS === '1' ? join(process.cwd(), 'test-results', 'ui') : undefined
 
@@ -33,6 +36,7 @@ describeInChromium('the operator page in Chromium', () => {
     if (SHOTS) mkdirSync(SHOTS, { recursive: true })
     ids.drift = await seedDrift()
     ids.setup = await seedSetupFailure()
+    ids.details = await seedDetails()
   })
 
   afterAll(async () => {
@@ -58,16 +62,62 @@ describeInChromium('the operator page in Chromium', () => {
     return last
   }
 
+  // A path dispatch with labels, priority, metadata and a deadline, whose report saw a rejected
+  // candidate: nearly every fact the page has, at once.
+  async function seedDetails() {
+    const def = definition('browser-details')
+    await h.call('POST', '/v1/subagents', { body: def })
+    const created = await h.call('POST', '/v1/dispatches', {
+      body: {
+        subagent: def.name,
+        workspace: {
+          path: '/srv/workspaces/frontend-monorepo/packages/checkout',
+          setup: ['pnpm', 'install'],
+        },
+        labels: ['gpu', 'region=eu-west-1'],
+        priority: 10,
+        metadata: { task: 'JIRA-4711', pr: 'https://git.example.invalid/app/pull/4242' },
+        timeoutMs: 7_200_000,
+      },
+    })
+    const id = created.body.id as string
+    // a worker with the dispatch's labels (a claim takes only dispatches whose labels it has)
+    const claimed = await h.call('POST', '/v1/worker/claim', {
+      role: 'worker',
+      body: { workerId: 'builder-eu-3', labels: ['gpu', 'region=eu-west-1'] },
+    })
+    const fence = fenceOf(claimed.body)
+    await h.call('POST', `/v1/dispatches/${id}/events`, {
+      role: 'worker',
+      body: { ...fence, step: 'setup', detail: { command: ['pnpm', 'install'] } },
+    })
+    const report = reportFor(def)
+    for (const r of report.results)
+      if (r.requirement === 'node')
+        Object.assign(r, {
+          status: 'unmet',
+          reason: 'not-found',
+          observed: {
+            name: 'node',
+            searched: ['/usr/local/bin', '/usr/bin'],
+            rejected: [{ path: '/opt/toolchains/node-v24.11.0-linux-x64/bin/node', why: 'unreachable' }],
+          },
+        })
+    report.outcome = 'unmet'
+    await h.call('PUT', `/v1/dispatches/${id}/preflight`, { role: 'worker', body: { ...fence, report } })
+    return id
+  }
+
   // Signs in with the keyboard alone (the token field has focus, Enter submits) from a page that
   // needs a session, and lands back on that page.
-  async function signIn(context: BrowserContext): Promise<Page> {
+  async function signIn(context: BrowserContext, token = tokens.operator, path = '/ui/drift'): Promise<Page> {
     const page = await context.newPage()
-    await page.goto(`${base}/ui/drift`)
+    await page.goto(`${base}${path}`)
     expect(page.url()).toContain('/ui/sign-in?next=')
     await expect.poll(() => page.evaluate("document.activeElement?.getAttribute('name')")).toBe('token')
-    await page.keyboard.type(tokens.operator)
+    await page.keyboard.type(token)
     await page.keyboard.press('Enter')
-    await page.waitForURL(`${base}/ui/drift`)
+    await page.waitForURL(`${base}${path}`)
     return page
   }
 
@@ -98,7 +148,7 @@ describeInChromium('the operator page in Chromium', () => {
     session = await browser.newContext({ viewport: { width: 1366, height: 768 } })
     const form = await session.newPage()
     await form.goto(`${base}/ui/sign-in`)
-    expect(await form.getByLabel('Operator token').isVisible()).toBe(true)
+    expect(await form.getByLabel('Token').isVisible()).toBe(true)
     await shot(form, 'sign-in')
     await form.close()
     const page = await signIn(session)
@@ -159,6 +209,55 @@ describeInChromium('the operator page in Chromium', () => {
     expect(background).toBe('rgb(13, 17, 23)')
     expect(requests.every((url) => url.startsWith(base))).toBe(true)
     await shot(page, 'drift-dark')
+    await page.close()
+  })
+
+  it('shows a dispatch in full: its workspace, steering, worker, rejected candidates and readable timeline', async () => {
+    const page = await signedIn()
+    await page.goto(`${base}/ui/dispatches/${ids.details}`)
+    const facts = page.getByRole('main').locator('dl.facts').first()
+    expect(await facts.textContent()).toContain('/srv/workspaces/frontend-monorepo/packages/checkout')
+    expect(await facts.textContent()).toContain('region=eu-west-1')
+    expect(await facts.textContent()).toContain('JIRA-4711')
+    expect(await facts.textContent()).toContain('builder-eu-3')
+    expect(await page.getByText("the agent's user cannot reach or run it").count()).toBe(1)
+    expect(await page.locator('body').textContent()).not.toMatch(/\{"/)
+    await shot(page, 'dispatch-details')
+    await page.close()
+  })
+
+  it('lets an orchestrator cancel a dispatch with a reason, then retry it, and shows the retry', async () => {
+    const id = await queueDispatch(h, definition('browser-cancel'))
+    const context = await browser.newContext({ viewport: { width: 1366, height: 768 } })
+    const page = await signIn(context, tokens.orchestrator, `/ui/dispatches/${id}`)
+    await page.getByLabel('Why (optional)').fill('the toolchain image is broken')
+    await page.getByRole('button', { name: 'Cancel dispatch' }).click()
+    await page.getByRole('heading', { name: 'Cancelled' }).waitFor()
+    expect(await page.locator('#cancel + dl').textContent()).toContain('the toolchain image is broken')
+    await shot(page, 'dispatch-cancelled')
+    await page.getByRole('button', { name: 'Retry' }).click()
+    await page.waitForURL((url) => url.pathname !== `/ui/dispatches/${id}`)
+    // it names the dispatch it retries, among its facts (and in its first event)
+    const facts = page.getByRole('main').locator('dl.facts').first()
+    expect(await facts.getByRole('link', { name: id }).isVisible()).toBe(true)
+    expect(await page.getByRole('main').locator('.status').first().textContent()).toBe('queued')
+    await shot(page, 'dispatch-retried')
+    const retried = new URL(page.url()).pathname.split('/').at(-1) as string
+    await h.call('POST', `/v1/dispatches/${retried}/cancel`, { role: 'orchestrator' })
+    await context.close()
+  })
+
+  it.each([
+    ['failures', () => '/ui/failures'],
+    ['dispatch', () => `/ui/dispatches/${ids.details}`],
+    ['drift', () => '/ui/drift'],
+  ])('fits the %s page in a 420 px wide window, no wider', async (name, path) => {
+    const page = await session.newPage()
+    await page.setViewportSize(NARROW)
+    await page.goto(`${base}${path()}`)
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(NARROW.width)
+    expect(await page.evaluate('document.body.scrollWidth')).toBeLessThanOrEqual(NARROW.width)
+    await shot(page, `${name}-narrow`)
     await page.close()
   })
 

@@ -6,38 +6,13 @@ import type { Role } from '../../../src/contract/index.js'
 import { createToken } from '../../../src/coordinator/http/auth.js'
 import { type TestApp, tokens, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+import { ORIGIN, send as sendTo, signIn as signInTo } from '../../support/ui.js'
 
 const h = useTestApp()
-const ORIGIN = 'http://localhost'
 
-async function send(
-  path: string,
-  init: { method?: string; cookie?: string; form?: Record<string, string> } = {},
-  app: TestApp = h,
-) {
-  const headers: Record<string, string> = {}
-  if (init.cookie) headers.cookie = init.cookie
-  let body: string | undefined
-  if (init.form) {
-    headers['content-type'] = 'application/x-www-form-urlencoded'
-    headers.origin = ORIGIN
-    body = new URLSearchParams(init.form).toString()
-  }
-  const res = await app.app.request(`${ORIGIN}${path}`, {
-    method: init.method ?? (init.form ? 'POST' : 'GET'),
-    headers,
-    body,
-  })
-  return { status: res.status, headers: res.headers, text: await res.text() }
-}
-
-// Signs in with the token; answers the session cookie as a Cookie header value.
-async function signIn(token = tokens.operator, app: TestApp = h): Promise<string> {
-  const res = await send('/ui/sign-in', { form: { token, next: '/ui/drift' } }, app)
-  expect(res.status).toBe(303)
-  const cookie = res.headers.get('set-cookie') ?? ''
-  return cookie.split(';')[0] as string
-}
+const send = (path: string, init: Parameters<typeof sendTo>[2] = {}, app: TestApp = h) =>
+  sendTo(app, path, init)
+const signIn = (token = tokens.operator, app: TestApp = h) => signInTo(app, token)
 
 describe('signing in', () => {
   it('sends a page without a session to sign in, and back to it after', async () => {
@@ -78,7 +53,6 @@ describe('signing in', () => {
   it.each([
     ['an unknown token', 'no-such-token-0123456789abcdef'],
     ['a worker token', tokens.worker],
-    ['an orchestrator token', tokens.orchestrator],
     ['nothing', ''],
   ])('refuses %s with 401 and no cookie', async (_what, token) => {
     const res = await send('/ui/sign-in', { form: { token } })
@@ -89,6 +63,19 @@ describe('signing in', () => {
 
   it('lets an admin token in', async () => {
     expect(await signIn(tokens.admin)).toMatch(/^preflight_session=/)
+  })
+
+  // the page shows a role what the API lets it read: dispatches to an orchestrator, reports (drift) not
+  it('lets an orchestrator token in to failures and dispatches, and refuses it drift as the API does', async () => {
+    const cookie = await signIn(tokens.orchestrator)
+    const failures = await send('/ui/failures', { cookie })
+    expect(failures.status).toBe(200)
+    expect(failures.text).not.toContain('href="/ui/drift"')
+    const api = await h.call('GET', '/v1/reports/summary', { role: 'orchestrator' })
+    expect(api.status).toBe(403)
+    const drift = await send('/ui/drift', { cookie })
+    expect(drift.status).toBe(403)
+    expect(drift.text).toContain(`<code>forbidden</code> ${api.body.error.message}`)
   })
 
   it('refuses a form posted from another site', async () => {
@@ -192,8 +179,9 @@ describe('every page', () => {
     expect(unknown.headers.get('content-security-policy')).toBeNull()
   })
 
+  // 16 KiB: a cancel's reason of 1,024 characters, percent-encoded UTF-8, fits
   it('bounds a posted form', async () => {
-    const res = await send('/ui/sign-in', { form: { token: 'x'.repeat(10_000) } })
+    const res = await send('/ui/sign-in', { form: { token: 'x'.repeat(17_000) } })
     expect(res.status).toBe(413)
   })
 })
@@ -329,7 +317,9 @@ describe('the drift page', () => {
     }
     const res = await send('/ui/drift', { cookie: await signIn() })
     expect(res.status).toBe(200)
-    expect(res.text).toMatch(/<tr class="drifting"><td><a href="\/ui\/failures\?subagent=ui-drift">/)
+    expect(res.text).toMatch(
+      /<tr class="drifting"><td data-label="subagent"><a href="\/ui\/failures\?subagent=ui-drift">/,
+    )
     expect(res.text).toContain('drifting since')
   })
 
