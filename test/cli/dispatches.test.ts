@@ -257,6 +257,35 @@ describe('preflight dispatches cancel', () => {
   })
 })
 
+describe('preflight dispatches retry', () => {
+  const orchestrator = { PREFLIGHT_TOKEN: tokens.orchestrator }
+
+  it('queues an ended dispatch again and prints the new id; refuses one that has not ended (exit 1)', async () => {
+    const r = await dispatches(
+      ['retry', d.unmet.id.slice(0, 8), '--idempotency-key', 'cli-retry-1'],
+      orchestrator,
+    )
+    expect(r.exitCode).toBe(0)
+    const id = r.stdout.trim()
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(id).not.toBe(d.unmet.id)
+    try {
+      const view = (await request('GET', `/v1/dispatches/${id}`)).body
+      expect(view).toMatchObject({ status: 'queued', subagent: { name: 'api' } })
+      // the same key: the same new dispatch, not another
+      const again = await dispatches(['retry', d.unmet.id, '--idempotency-key', 'cli-retry-1'], orchestrator)
+      expect(again.stdout.trim()).toBe(id)
+      const queuedOne = await dispatches(['retry', id], orchestrator)
+      expect(queuedOne.exitCode).toBe(1)
+      expect(queuedOne.stdout).toBe('')
+      expect(queuedOne.stderr).toContain(`preflight: dispatch ${id} was not queued again: 409 (invalid-state`)
+    } finally {
+      // the suites below claim what is queued
+      await request('POST', `/v1/dispatches/${id}/cancel`, { role: 'orchestrator', body: {} })
+    }
+  })
+})
+
 describe('preflight dispatches watch', () => {
   it('prints each failure as it happens, and not a success', async () => {
     const watch = dispatches(['watch', '--count', '1', '--format', 'json'])
