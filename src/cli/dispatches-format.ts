@@ -81,7 +81,13 @@ export function formatDispatch(view: DispatchView, c: Colours = PLAIN): string {
       `preflight (attempt ${p.attempt}): ${statusWord(c, p.outcome)}, ${visible(`${p.decision}${p.reason ? ` — ${p.reason}` : ''}`)}`,
     )
     const ordered = [...p.results].sort((a, b) => rank(a.status) - rank(b.status))
-    out.push(...ordered.map((r) => `  ${formatResult(r, c)}`))
+    for (const r of ordered) {
+      out.push(`  ${formatResult(r, c)}`)
+      // in full: the PATH an exec requirement that was not met was looked for in, every directory of it
+      const searched = r.status === 'met' ? undefined : (r.observed as { searched?: unknown }).searched
+      if (Array.isArray(searched) && searched.length > 0)
+        out.push(visible(`    searched ${searched.map(String).join(':')}`))
+    }
   }
   if (view.completion) {
     const done = view.completion

@@ -115,6 +115,34 @@ describe('formatDispatch', () => {
     updatedAt: '2026-06-07T08:00:09.000Z',
   }
 
+  it('prints every directory of the PATH an unmet exec requirement was looked for in, none for a met one', () => {
+    const path = Array.from({ length: 30 }, (_, i) => `/opt/toolchain-${i}/bin`)
+    const result = (status: 'met' | 'unmet', requirement: string) => ({
+      kind: 'exec' as const,
+      requirement,
+      status,
+      observed: { searched: path, ...(status === 'met' ? { resolved: '/usr/bin/git' } : {}) },
+      durationMs: 1,
+    })
+    const text = formatDispatch({
+      ...view,
+      status: 'preflight_failed',
+      preflight: {
+        attempt: 1,
+        outcome: 'unmet',
+        decision: 'abort',
+        declared: true,
+        results: [result('met', 'git'), result('unmet', 'pnpm')],
+        startedAt: view.createdAt,
+        finishedAt: view.createdAt,
+        createdAt: view.createdAt,
+      },
+    })
+    expect(text.split('\n').filter((l) => l.startsWith('    searched '))).toEqual([
+      `    searched ${path.join(':')}`,
+    ])
+  })
+
   it('prints the timeline, each event with its detail on one line, and says when older ones are left out', () => {
     const text = formatDispatch(view)
     expect(text).toContain('workspace https://git.example/app.git@main\n')
