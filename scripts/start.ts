@@ -53,6 +53,13 @@ const onSignal = () => {
 }
 process.on('SIGINT', onSignal)
 process.on('SIGTERM', onSignal)
+// npm passes on neither a SIGTERM it gets (it exits alone) nor a SIGINT sent to it alone (a terminal's
+// Ctrl-C reaches the whole group, this process too). When npm is gone this process has another parent:
+// it stops then as on a signal, and leaves nothing it started running.
+const parent = process.ppid
+setInterval(() => {
+  if (process.ppid !== parent && signals === 0) onSignal()
+}, 250).unref()
 
 try {
   await waitReady(url, coordinator)

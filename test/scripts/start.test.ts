@@ -3,6 +3,7 @@
 // from the worker, an exit code that says a child died, tokens kept across restarts, and example commands
 // that paste into any shell.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { networkInterfaces, tmpdir } from 'node:os'
@@ -19,10 +20,11 @@ interface Started {
   output: () => string
 }
 
-function start(dataDir: string, port: number, args: string[] = []): Started {
+// `under`: the program npm start runs under, as npm runs it (a parent that may exit without a word)
+function start(dataDir: string, port: number, args: string[] = [], under: string[] = []): Started {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'scripts/start.ts', '--data-dir', dataDir, ...args],
+    [...under, '--import', 'tsx', 'scripts/start.ts', '--data-dir', dataDir, ...args],
     {
       env: {
         ...process.env,
@@ -79,6 +81,14 @@ const commandsIn = (output: string) =>
 
 // What a shell reads unquoted: without its '…' and "…" parts.
 const unquoted = (line: string) => line.replace(/'[^']*'/g, '').replace(/"[^"]*"/g, '')
+
+const zombie = (pid: number) => {
+  try {
+    return /^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return true
+  }
+}
 
 async function stop(started: Started): Promise<number> {
   if (started.child.exitCode === null) started.child.kill('SIGTERM')
@@ -166,6 +176,28 @@ describe('npm start', () => {
     await expect(fetch(`${state.url}/readyz`)).rejects.toThrow()
     await expect(readFile(join(dir, 'start.json'))).rejects.toThrow(/ENOENT/)
   }, 30_000)
+
+  it('stops everything it started when the program that ran it exits without passing a signal on', async () => {
+    // a parent as npm is to it: it runs npm start and, given SIGTERM, exits alone (npm does so)
+    const parent = [
+      '-e',
+      "const c = require('node:child_process').spawn(process.execPath, process.argv.slice(1), { stdio: 'inherit' }); process.on('SIGTERM', () => process.exit(143)); c.on('exit', (code) => process.exit(code ?? 1))",
+      '--',
+    ]
+    const other = await mkdtemp(join(tmpdir(), 'preflight-start-parent-'))
+    try {
+      await cp(await pgliteTemplate(), join(other, 'pgdata'), { recursive: true })
+      const started = start(other, await freePort(), [], parent)
+      const ran = await running(other)
+      const pids = [ran.pid, ran.coordinatorPid, ran.workerPid] as number[]
+      started.child.kill('SIGTERM')
+      await waitExit(started.child)
+      const alive = () => pids.filter((pid) => existsSync(`/proc/${pid}`) && !zombie(pid))
+      await waitFor(() => alive().length === 0, { timeoutMs: 15_000, what: `npm start's processes to end` })
+    } finally {
+      await rm(other, { recursive: true, force: true })
+    }
+  }, 60_000)
 
   // npm start again on this directory: its printed tokens and the checks of `use`; stopped whatever they throw
   async function restart(args: string[], use: (url: string) => Promise<void>) {
