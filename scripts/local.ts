@@ -80,7 +80,7 @@ export async function waitReady(url: string, child: ChildProcess, timeoutMs = 60
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the coordinator exited with code ${child.exitCode}`)
     if (await answers(`${url}/readyz`)) return
-    await new Promise((r) => setTimeout(r, 250))
+    await new Promise((r) => setTimeout(r, 50))
   }
   throw new Error(`the coordinator did not become ready at ${url} within ${timeoutMs / 1000} s`)
 }
