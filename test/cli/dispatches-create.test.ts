@@ -2,64 +2,38 @@
 // process (test/support/cli.ts), the dispatch it made read back over HTTP, and driven by a worker's
 // calls to its end for --wait.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Role } from '../../src/contract/index.js'
 import { lastEventIds } from '../../src/coordinator/db/events.js'
 import { DispatchWatch } from '../../src/coordinator/dispatch/watch.js'
-import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
-import { type RunningServer, startServer } from '../../src/coordinator/server.js'
-import { type Reply, tokens } from '../support/app.js'
+import { tokens } from '../support/app.js'
 import { runCli } from '../support/cli.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import { definition, fenceOf, reportFor } from '../support/fixtures.js'
+import { type Served, serveCoordinator } from '../support/served.js'
 import { waitFor } from '../support/wait.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const REPO = 'https://git.example.invalid/app.git'
 
-let t: TestDatabase
-let server: RunningServer
+let s: Served
 // the server's: `watch.waiting` tells when a wait is parked
 let watch: DispatchWatch
+const request: Served['request'] = (method, path, opts) => s.request(method, path, opts)
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 })
-  watch = new DispatchWatch((ids) => lastEventIds(t.db.orm, ids), 1_000)
-  await syncBootstrapTokens(
-    t.db.orm,
-    Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
-  )
-  server = await startServer({ db: t.db, port: 0, host: '127.0.0.1', watch })
+  s = await serveCoordinator((t) => {
+    watch = new DispatchWatch((ids) => lastEventIds(t.db.orm, ids), 1_000)
+    return { watch }
+  })
   for (const name of ['web', 'api'])
     expect((await request('POST', '/v1/subagents', { body: definition(name) })).status).toBe(201)
 }, 60_000)
 
-afterAll(async () => {
-  await server?.stop()
-  await t?.drop()
-})
-
-async function request(
-  method: string,
-  path: string,
-  { role = 'orchestrator', body }: { role?: Role; body?: unknown } = {},
-): Promise<Reply> {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${tokens[role]}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
-}
+afterAll(() => s?.stop())
 
 async function create(args: string[], env: Record<string, string> = {}) {
   const r = await runCli(['dispatches', 'create', ...args], {
     PREFLIGHT_COORDINATOR: undefined,
     PREFLIGHT_DEBUG: undefined,
-    PREFLIGHT_URL: server.url,
+    PREFLIGHT_URL: s.server.url,
     PREFLIGHT_TOKEN: tokens.orchestrator,
     ...env,
   })

@@ -8,16 +8,12 @@ import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/cli/errors.js'
 import { execute } from '../../src/cli/main.js'
-import type { Role } from '../../src/contract/index.js'
 import { lastEventIds } from '../../src/coordinator/db/events.js'
 import { Waker } from '../../src/coordinator/dispatch/waker.js'
 import { DispatchWatch } from '../../src/coordinator/dispatch/watch.js'
-import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
-import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { colours } from '../../src/log/colour.js'
-import { type Reply, type TestApp, tokens } from '../support/app.js'
+import { type TestApp, tokens } from '../support/app.js'
 import { runCli } from '../support/cli.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
 import {
   type Driven,
   exited,
@@ -27,35 +23,27 @@ import {
   setupFailed,
 } from '../support/dispatch-states.js'
 import { definition } from '../support/fixtures.js'
+import { type Served, serveCoordinator } from '../support/served.js'
 import { waitFor } from '../support/wait.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
 
-let t: TestDatabase
-let server: RunningServer
+let s: Served
 // the server's: `endings.waiting` tells when a watch is listening
 const endings = new Waker()
 // and `watch.waiting` when a wait is
-const watch = new DispatchWatch((ids) => lastEventIds(t.db.orm, ids), 1_000)
+let watch: DispatchWatch
 // The server as the dispatch-state helpers drive it: over HTTP, with the database at hand.
 let h: TestApp
+const request: Served['request'] = (method, path, opts) => s.request(method, path, opts)
 const d = {} as Record<'setup' | 'unmet' | 'failed' | 'running' | 'queued', Driven>
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 })
-  await syncBootstrapTokens(
-    t.db.orm,
-    Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
-  )
-  server = await startServer({
-    db: t.db,
-    port: 0,
-    host: '127.0.0.1',
-    config: { endingsSettleMs: 0 },
-    endings,
-    watch,
+  s = await serveCoordinator((t) => {
+    watch = new DispatchWatch((ids) => lastEventIds(t.db.orm, ids), 1_000)
+    return { config: { endingsSettleMs: 0 }, endings, watch }
   })
-  h = { t, call: (method, path, opts) => request(method, path, opts) } as TestApp
+  h = { t: s.t, call: (method, path, opts) => request(method, path, opts) } as TestApp
   d.setup = await setupFailed(h, { def: definition('web'), detail: 'a\nb\nnpm ERR! missing script: build\n' })
   d.unmet = await preflightFailed(h, { def: definition('api'), workerId: 'w2' })
   d.failed = await exited(h, 3, { def: definition('web') })
@@ -63,34 +51,14 @@ beforeAll(async () => {
   d.queued = { id: await queued(h, definition('web')), workerId: '' }
 }, 60_000)
 
-afterAll(async () => {
-  await server?.stop()
-  await t?.drop()
-})
-
-async function request(
-  method: string,
-  path: string,
-  { role = 'admin', body }: { role?: Role | null; body?: unknown } = {},
-): Promise<Reply> {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      ...(role ? { authorization: `Bearer ${tokens[role]}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
-}
+afterAll(() => s?.stop())
 
 // In this process; `spawned` runs the real binary.
 async function dispatches(args: string[], env: Record<string, string> = {}) {
   const r = await runCli(['dispatches', ...args], {
     PREFLIGHT_COORDINATOR: undefined,
     PREFLIGHT_DEBUG: undefined,
-    PREFLIGHT_URL: server.url,
+    PREFLIGHT_URL: s.server.url,
     PREFLIGHT_TOKEN: tokens.operator,
     ...env,
   })
@@ -101,7 +69,7 @@ async function dispatches(args: string[], env: Record<string, string> = {}) {
 function spawned(args: string[], env: Record<string, string> = {}) {
   return execa(process.execPath, [BIN, 'dispatches', ...args], {
     reject: false,
-    env: { PREFLIGHT_URL: server.url, PREFLIGHT_TOKEN: tokens.operator, ...env },
+    env: { PREFLIGHT_URL: s.server.url, PREFLIGHT_TOKEN: tokens.operator, ...env },
     extendEnv: false,
   })
 }
@@ -156,7 +124,7 @@ describe('preflight dispatches list', () => {
 // other error into exit 1, one line each (the cases run with runCli here and in test/cli/reports.test.ts).
 describe('preflight dispatches refuses', () => {
   const env = (token: string) => {
-    process.env.PREFLIGHT_URL = server.url
+    process.env.PREFLIGHT_URL = s.server.url
     process.env.PREFLIGHT_TOKEN = token
   }
   afterAll(() => {
@@ -205,7 +173,7 @@ describe('preflight dispatches show', () => {
     expect(JSON.parse(short.stdout).id).toBe(d.unmet.id)
     // a second dispatch whose id starts as the failed one's: a copy of its row under another id
     const twin = `${d.failed.id.slice(0, 9)}ffff-4fff-8fff-ffffffffffff`
-    await t.db.orm.execute(
+    await s.t.db.orm.execute(
       sql`INSERT INTO dispatches SELECT (jsonb_populate_record(null::dispatches,
             to_jsonb(x) || jsonb_build_object('id', ${twin}::text))).* FROM dispatches x WHERE id = ${d.failed.id}`,
     )

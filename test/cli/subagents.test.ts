@@ -5,32 +5,20 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Role } from '../../src/contract/index.js'
-import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
-import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { tokens } from '../support/app.js'
 import { testDir } from '../support/checks.js'
 import { runCli } from '../support/cli.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { type Served, serveCoordinator } from '../support/served.js'
 
 const BIN = fileURLToPath(new URL('../../bin/preflight.js', import.meta.url))
 
-let t: TestDatabase
-let server: RunningServer
+let s: Served
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 })
-  await syncBootstrapTokens(
-    t.db.orm,
-    Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
-  )
-  server = await startServer({ db: t.db, port: 0, host: '127.0.0.1' })
+  s = await serveCoordinator()
 }, 60_000)
 
-afterAll(async () => {
-  await server?.stop()
-  await t?.drop()
-})
+afterAll(() => s?.stop())
 
 const YAML = `# a comment, as YAML allows
 name: web-fixer
@@ -52,7 +40,7 @@ async function apply(args: string[], env: Record<string, string> = {}) {
   const r = await runCli(['subagents', 'apply', ...args], {
     PREFLIGHT_COORDINATOR: undefined,
     PREFLIGHT_DEBUG: undefined,
-    PREFLIGHT_URL: server.url,
+    PREFLIGHT_URL: s.server.url,
     PREFLIGHT_TOKEN: tokens.orchestrator,
     ...env,
   })
@@ -60,9 +48,10 @@ async function apply(args: string[], env: Record<string, string> = {}) {
 }
 
 const latest = async (name: string) =>
-  (await fetch(`${server.url}/v1/subagents/${name}`, {
-    headers: { authorization: `Bearer ${tokens.operator}` },
-  }).then((r) => r.json())) as { version: number; definition: Record<string, unknown> }
+  (await s.request('GET', `/v1/subagents/${name}`, { role: 'operator' })).body as {
+    version: number
+    definition: Record<string, unknown>
+  }
 
 describe('preflight subagents apply', () => {
   it('registers a YAML definition: a new version, then unchanged for the same one', async () => {
@@ -98,7 +87,7 @@ describe('preflight subagents apply', () => {
       execa(process.execPath, [BIN, 'subagents', 'apply', '-f', '-'], {
         input,
         reject: false,
-        env: { PREFLIGHT_URL: server.url, PREFLIGHT_TOKEN: tokens.orchestrator },
+        env: { PREFLIGHT_URL: s.server.url, PREFLIGHT_TOKEN: tokens.orchestrator },
         extendEnv: false,
       })
     const yaml = await run(YAML.replace('web-fixer', 'stdin-fixer'))

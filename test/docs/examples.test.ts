@@ -9,12 +9,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Role } from '../../src/contract/index.js'
-import { syncBootstrapTokens } from '../../src/coordinator/http/auth.js'
-import { type RunningServer, startServer } from '../../src/coordinator/server.js'
 import { tokens } from '../support/app.js'
 import { runCli } from '../support/cli.js'
-import { createTestDatabase, type TestDatabase } from '../support/db.js'
+import { type Served, serveCoordinator } from '../support/served.js'
 import { waitFor } from '../support/wait.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -63,19 +60,13 @@ async function shellBlocks(): Promise<Block[]> {
   return blocks
 }
 
-let t: TestDatabase
-let server: RunningServer
+let s: Served
 let home: string
 let worker: ReturnType<typeof spawn>
 let env: NodeJS.ProcessEnv
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 })
-  await syncBootstrapTokens(
-    t.db.orm,
-    Object.entries(tokens).map(([role, token]) => ({ role: role as Role, token })),
-  )
-  server = await startServer({ db: t.db, port: 0, host: '127.0.0.1' })
+  s = await serveCoordinator()
   home = await mkdtemp(join(tmpdir(), 'preflight-docs-'))
   // `preflight` on PATH, as `npm link` or the image puts it
   await mkdir(join(home, 'bin'))
@@ -95,20 +86,19 @@ beforeAll(async () => {
   // what the README's walkthrough exported, which the orchestrator's guide goes on from
   env.ORCHESTRATOR_TOKEN = tokens.orchestrator
   env.OPERATOR_TOKEN = tokens.operator
-  env.PREFLIGHT_URL = server.url
+  env.PREFLIGHT_URL = s.server.url
   env.PREFLIGHT_ORCHESTRATOR_TOKEN = tokens.orchestrator
   env.PREFLIGHT_OPERATOR_TOKEN = tokens.operator
   worker = spawn(
     process.execPath,
-    [BIN, 'worker', '--coordinator', server.url, '--allow-local-repos', '--workdir', join(home, 'work')],
+    [BIN, 'worker', '--coordinator', s.server.url, '--allow-local-repos', '--workdir', join(home, 'work')],
     { env: { ...env, PREFLIGHT_TOKEN: tokens.worker }, stdio: 'ignore' },
   )
 }, 60_000)
 
 afterAll(async () => {
   worker?.kill('SIGKILL')
-  await server?.stop()
-  await t?.drop()
+  await s?.stop()
   await rm(home, { recursive: true, force: true })
 })
 
@@ -118,7 +108,7 @@ afterAll(async () => {
 // FIFO until the worker has ended every dispatch.
 async function runExample(text: string, cwd: string): Promise<{ output: string; broken: string[] }> {
   const filled = text
-    .replaceAll('http://127.0.0.1:8080', server.url.replace(/\/$/, ''))
+    .replaceAll('http://127.0.0.1:8080', s.server.url.replace(/\/$/, ''))
     .replaceAll('pf_orchestrator_…', tokens.orchestrator)
     .replaceAll('pf_operator_…', tokens.operator)
     .replaceAll('https://git.example.com/org/app.git', join(home, 'repo'))
@@ -146,7 +136,7 @@ async function settled(): Promise<void> {
   await waitFor(
     async () => {
       const busy = sql`SELECT 1 FROM dispatches WHERE status IN ('queued', 'claimed', 'running') LIMIT 1`
-      return ((await t.db.orm.execute(busy)) as unknown as unknown[]).length === 0
+      return ((await s.t.db.orm.execute(busy)) as unknown as unknown[]).length === 0
     },
     { timeoutMs: 60_000, everyMs: 100, what: 'every dispatch to end' },
   )
@@ -191,7 +181,7 @@ describe('shell examples in README and docs', () => {
     'README.md: npm run demo': {
       inProject: true,
       shows: (out) => {
-        expect(out).toContain(`using the coordinator at ${server.url}`)
+        expect(out).toContain(`using the coordinator at ${s.server.url}`)
         expect(out).toMatch(/demo-needs-pnpm\s+preflight_failed/)
         expect(out).toContain('exec pnpm-not-installed')
       },
