@@ -1,5 +1,6 @@
 // Fails `npm run test:mutation` when a target of docs/mutation.md is missed: a file under 90 %, a mutant that
-// survived or that no test reached, or a `Stryker disable` whose reason docs/mutation.md does not list.
+// survived or that no test reached and is not listed as equivalent in stryker.config.mjs, a listed one that
+// matches no mutant, or a `Stryker disable` comment in a mutated file (exclusions live in the config).
 import { readFileSync } from 'node:fs'
 
 export const MIN_SCORE = 90
@@ -18,6 +19,26 @@ export interface Report {
 const DETECTED = new Set(['Killed', 'Timeout'])
 const UNDETECTED = new Set(['Survived', 'NoCoverage'])
 
+// One line's equivalent mutants, as stryker.config.mjs lists them: [mutator, replacement] pairs.
+export interface Equivalent {
+  file: string
+  code: string
+  mutants: [string, string][]
+  why: string
+}
+
+const lineOf = (source: string, m: Mutant) => source.split('\n')[m.location.start.line - 1]?.trim() ?? ''
+
+const isThis = (e: Equivalent, [name, replacement]: [string, string], source: string, m: Mutant) =>
+  m.mutatorName === name && m.replacement === replacement && lineOf(source, m).includes(e.code)
+
+const listed = (equivalent: readonly Equivalent[], file: string, source: string, m: Mutant) =>
+  equivalent.some((e) => e.file === file && e.mutants.some((pair) => isThis(e, pair, source, m)))
+
+// An undetected mutant the config lists is equivalent (one a comment had Stryker ignore is left out too).
+const isEquivalent = (equivalent: readonly Equivalent[], file: string, source: string, m: Mutant) =>
+  UNDETECTED.has(m.status) && listed(equivalent, file, source, m)
+
 export interface FileScore {
   file: string
   score: number
@@ -26,45 +47,44 @@ export interface FileScore {
   ignored: number
 }
 
-// Stryker's mutation score, of what is not documented as equivalent (ignored) or invalid (compile errors).
-export function scores(report: Report): FileScore[] {
-  return Object.entries(report.files).map(([file, { mutants }]) => {
+// Stryker's mutation score, of what is not listed as equivalent or invalid (compile errors).
+export function scores(report: Report, equivalent: readonly Equivalent[] = []): FileScore[] {
+  return Object.entries(report.files).map(([file, { source, mutants }]) => {
+    const excused = mutants.filter((m) => isEquivalent(equivalent, file, source, m)).length
     const detected = mutants.filter((m) => DETECTED.has(m.status)).length
-    const undetected = mutants.filter((m) => UNDETECTED.has(m.status)).length
-    const ignored = mutants.filter((m) => m.status === 'Ignored').length
+    const undetected = mutants.filter((m) => UNDETECTED.has(m.status)).length - excused
     const valid = detected + undetected
+    const ignored = excused + mutants.filter((m) => m.status === 'Ignored').length
     return { file, score: valid === 0 ? 100 : (100 * detected) / valid, detected, undetected, ignored }
   })
 }
 
-// Every reason given after `Stryker disable …:` in a mutated file, with where it is.
-export function disableReasons(report: Report): { file: string; line: number; reason: string }[] {
-  return Object.entries(report.files).flatMap(([file, { source }]) =>
-    source.split('\n').flatMap((text, i) => {
-      const match = /\/\/ Stryker disable[^:]*:\s*(.+)$/.exec(text)
-      return match?.[1] ? [{ file, line: i + 1, reason: match[1].trim() }] : []
-    }),
-  )
-}
-
-export function problems(report: Report, docs: string): string[] {
+export function problems(report: Report, equivalent: readonly Equivalent[]): string[] {
   const found: string[] = []
-  for (const s of scores(report)) {
+  for (const s of scores(report, equivalent)) {
     if (s.score < MIN_SCORE) found.push(`${s.file}: ${s.score.toFixed(2)} % is under ${MIN_SCORE} %`)
   }
   for (const [file, { source, mutants }] of Object.entries(report.files)) {
-    const lines = source.split('\n')
     for (const m of mutants.filter((m) => UNDETECTED.has(m.status))) {
+      if (listed(equivalent, file, source, m)) continue
       const { line, column } = m.location.start
-      const code = lines[line - 1]?.trim() ?? ''
       found.push(
-        `${file}:${line}:${column} ${m.status} ${m.mutatorName} → ${m.replacement ?? ''} in: ${code}`,
+        `${file}:${line}:${column} ${m.status} ${m.mutatorName} → ${m.replacement ?? ''} in: ${lineOf(source, m)}`,
       )
     }
+    source.split('\n').forEach((text, i) => {
+      if (text.includes('Stryker disable'))
+        found.push(`${file}:${i + 1}: a Stryker comment; equivalent mutants are listed in stryker.config.mjs`)
+    })
   }
-  for (const d of disableReasons(report)) {
-    if (!docs.includes(d.reason))
-      found.push(`${d.file}:${d.line}: the reason "${d.reason}" is not in docs/mutation.md`)
+  // an entry of a file this run mutated that matches none of its mutants is out of date
+  for (const e of equivalent) {
+    const entry = report.files[e.file]
+    if (entry === undefined) continue
+    for (const pair of e.mutants) {
+      if (!entry.mutants.some((m) => isThis(e, pair, entry.source, m)))
+        found.push(`stryker.config.mjs: no ${pair[0]} → ${pair[1]} in ${e.file} on: ${e.code}`)
+    }
   }
   return found
 }
@@ -73,13 +93,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const report = JSON.parse(
     readFileSync(process.argv[2] ?? 'reports/mutation/mutation.json', 'utf8'),
   ) as Report
-  const docs = readFileSync(new URL('../docs/mutation.md', import.meta.url), 'utf8')
-  for (const s of scores(report)) {
+  const config: string = new URL('../stryker.config.mjs', import.meta.url).href
+  const { equivalent } = (await import(config)) as { equivalent: Equivalent[] }
+  for (const s of scores(report, equivalent)) {
     console.log(
       `${s.score.toFixed(2).padStart(6)} %  ${s.file} (${s.detected} killed, ${s.undetected} not, ${s.ignored} equivalent)`,
     )
   }
-  const found = problems(report, docs)
+  const found = problems(report, equivalent)
   for (const p of found) console.error(`mutation target missed: ${p}`)
   process.exit(found.length > 0 ? 1 : 0)
 }

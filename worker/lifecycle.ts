@@ -50,13 +50,11 @@ async function withJob<C extends Fenced>(
 ): Promise<Ending> {
   const job = openJob(claim, deps)
   const had: Had = {}
-  // Stryker disable next-line StringLiteral: read only when abandon() itself throws (a throwing log), and close() reads '' as it reads 'abandoned'
   let ending: Ending = 'abandoned'
   try {
     ending = await steps(job, had)
   } catch (err) {
     // a stopped program's exit and tail come with the error that stopped the steps
-    // Stryker disable next-line ConditionalExpression: `true` is equivalent — any other error has no `had`, and Object.assign skips undefined
     if (err instanceof Abandoned) Object.assign(had, err.had)
     ending = await abandon(job, err, had)
   } finally {
@@ -75,8 +73,8 @@ async function abandon(job: Job<Fenced>, err: unknown, had: Had): Promise<Ending
   const why = err instanceof Error ? err.message : String(err)
   // whatever error an aborted write or git run surfaces as, an aborted job was stopped, not faulted
   const expected = job.signal.aborted || err instanceof Abandoned || err instanceof LeaseLostError
-  // Stryker disable next-line StringLiteral: text for people (tests assert on results, not on log text)
-  job.log[expected ? 'info' : 'warn']('abandoned', { why })
+  const level = expected ? 'info' : 'warn'
+  job.log[level]('abandoned', { why })
   if (!expected) await fault(job, why)
   return 'abandoned'
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { problems, type Report, scores } from '../../scripts/mutation-gate.js'
+import { type Equivalent, problems, type Report, scores } from '../../scripts/mutation-gate.js'
 
 const mutant = (status: string, line = 1) => ({
   status,
@@ -21,26 +21,58 @@ describe('the mutation gate', () => {
   })
 
   it('passes a file whose every mutant was detected or documented', () => {
-    expect(problems(report(['Killed', 'Ignored']), '')).toEqual([])
+    expect(problems(report(['Killed', 'Ignored']), [])).toEqual([])
   })
 
   it('names each survivor and each mutant no test reached, even in a file above the score', () => {
     const many = report([...Array(20).fill('Killed'), 'Survived', 'NoCoverage'])
-    expect(problems(many, '')).toEqual([
+    expect(problems(many, [])).toEqual([
       'worker/x.ts:1:3 Survived ConditionalExpression → true in: if (ok) run()',
       'worker/x.ts:1:3 NoCoverage ConditionalExpression → true in: if (ok) run()',
     ])
   })
 
   it('fails a file under 90 %', () => {
-    expect(problems(report(['Killed', 'Survived']), '')).toContain('worker/x.ts: 50.00 % is under 90 %')
+    expect(problems(report(['Killed', 'Survived']), [])).toContain('worker/x.ts: 50.00 % is under 90 %')
   })
 
-  it('fails a Stryker disable whose reason docs/mutation.md does not give', () => {
-    const source = '// Stryker disable next-line all: only a race\nif (ok) run()'
-    expect(problems(report(['Ignored'], source), 'nothing')).toEqual([
-      'worker/x.ts:1: the reason "only a race" is not in docs/mutation.md',
+  const sameRun: Equivalent = {
+    file: 'worker/x.ts',
+    code: 'if (ok) run()',
+    mutants: [['ConditionalExpression', 'true']],
+    why: 'running it twice is running it once',
+  }
+
+  it('counts a survivor the config lists as equivalent, by its file, line, mutator and replacement', () => {
+    const survived = report(['Killed', 'Survived'])
+    expect(problems(survived, [sameRun])).toEqual([])
+    expect(scores(survived, [sameRun])).toEqual([
+      { file: 'worker/x.ts', score: 100, detected: 1, undetected: 0, ignored: 1 },
     ])
-    expect(problems(report(['Ignored'], source), '| x | only a race |')).toEqual([])
+    // the same mutator with another replacement, or on another line, is not the listed mutant
+    const other = { ...sameRun, mutants: [['ConditionalExpression', 'false']] } satisfies Equivalent
+    expect(problems(survived, [other])).toContain(
+      'worker/x.ts:1:3 Survived ConditionalExpression → true in: if (ok) run()',
+    )
+    expect(problems(survived, [{ ...sameRun, code: 'if (ok) stop()' }])).toContain(
+      'worker/x.ts:1:3 Survived ConditionalExpression → true in: if (ok) run()',
+    )
+  })
+
+  it('fails a listed mutant that no longer exists, and any Stryker comment in a mutated file', () => {
+    expect(problems(report(['Killed'], 'if (ok) walk()'), [sameRun])).toEqual([
+      'stryker.config.mjs: no ConditionalExpression → true in worker/x.ts on: if (ok) run()',
+    ])
+    const commented = '// Stryker disable next-line all: only a race\nif (ok) run()'
+    expect(problems(report(['Ignored'], commented), [])).toEqual([
+      'worker/x.ts:1: a Stryker comment; equivalent mutants are listed in stryker.config.mjs',
+    ])
+  })
+
+  it('reads the equivalent mutants stryker.config.mjs exports, each with a reason', async () => {
+    const config: string = new URL('../../stryker.config.mjs', import.meta.url).href
+    const { equivalent } = (await import(config)) as { equivalent: Equivalent[] }
+    expect(equivalent.length).toBeGreaterThan(20)
+    for (const e of equivalent) expect(e.why.length, e.code).toBeGreaterThan(20)
   })
 })

@@ -74,7 +74,6 @@ function enter(path: string, walk: Walk): string | null {
   if (real !== null && !searchable(real, walk.who)) real = null
   walk.cache.set(path, real)
   // a real directory reached through searchable directories is reached the same way by its real path
-  // Stryker disable next-line all: a memo; it changes a verdict only for a file system that changes during one verify()
   if (real !== null && !walk.cache.has(real)) walk.cache.set(real, real)
   return real
 }
@@ -83,12 +82,10 @@ function enter(path: string, walk: Walk): string | null {
 function lookup(dir: string, name: string, walk: Walk): string | null {
   // `dir` is real (no links in it), so join() settles '.', '..' and '' as the kernel would
   const entry = join(dir, name)
-  // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, quietly() reads a thrown ENOENT as gone too
   const info = quietly(() => lstatSync(entry, { throwIfNoEntry: false }))
   if (!info?.isSymbolicLink()) return info ? entry : null
   if (++walk.links > MAX_LINKS) return null
   const text = quietly(() => readlinkSync(entry))
-  // Stryker disable next-line ConditionalExpression: only a link removed since the lstat above; the mutant throws (error) where this answers unreachable
   if (text === undefined) return null
   return follow(text.startsWith('/') ? enter('/', walk) : dir, text, walk)
 }
@@ -110,9 +107,7 @@ function follow(start: string | null, text: string, walk: Walk): string | null {
 
 // A real path: `who` may search it only if it is a directory with the search bit for `who`.
 function searchable(real: string, who: AgentIdentity): boolean {
-  // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, quietly() reads a thrown ENOENT as gone too
   const info = quietly(() => statSync(real, { throwIfNoEntry: false }))
-  // Stryker disable next-line OptionalChaining: `real` was just found by lstat; only a race removes it
   return info?.isDirectory() === true && mayAccess(who, info, Access.Execute)
 }
 
@@ -123,7 +118,6 @@ function quietly<T>(probe: () => T): T | undefined {
     return probe()
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    // Stryker disable next-line ConditionalExpression: see isGone
     if (isGone(code)) return undefined
     if (code === 'EACCES' || code === 'EPERM') return undefined
     throw err
@@ -132,5 +126,4 @@ function quietly<T>(probe: () => T): T | undefined {
 
 // Gone since it was listed (a race): every directory walked is real and lstat does not follow the last name,
 // so the kernel gives these only for an entry removed or replaced during the walk.
-// Stryker disable next-line all: no test can time that race
 const isGone = (code: string | undefined) => code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP'

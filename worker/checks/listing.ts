@@ -31,7 +31,6 @@ export class DirectoryCache {
     const cached = this.listings.get(dir)
     if (cached !== undefined) return cached
     try {
-      // Stryker disable next-line EqualityOperator: a directory of exactly 8 KiB is read either way, both whole
       if (statSync(dir).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)
       return this.keep(dir, readdirSync(dir, { withFileTypes: true }))
     } catch (err) {
@@ -64,7 +63,6 @@ function absent(err: unknown): null {
 
 // A directory's entries a batch at a time, looking at the stop between batches.
 async function readInTurns(dir: string, turns: Turns): Promise<Dirent[]> {
-  // Stryker disable next-line ObjectLiteral: Node's default batch (32 entries) reads the same entries, in more calls
   const handle = opendirSync(dir, { bufferSize: BATCH })
   try {
     const entries: Dirent[] = []

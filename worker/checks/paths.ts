@@ -45,7 +45,6 @@ function met(match: string): Finding {
 function checkLiteral(plan: LiteralPlan, realRoot: string, ctx: CheckContext): Finding {
   const abs = join(ctx.workspace, plan.path)
   try {
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
     if (!lstatSync(abs, { throwIfNoEntry: false })) return unmet(0)
   } catch (err) {
     if (isMissing(err)) return unmet(0)
@@ -96,12 +95,10 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
   const names = plan.base.split('/')
   // one realpath when no directory of the prefix is a symlink, the common case
   const direct = childPath(realRoot, plan.base)
-  // Stryker disable next-line ConditionalExpression,BlockStatement: the per-directory path below gives the same frames where no directory is a link, with a realpath each
   if (!names.includes('.git') && resolves(join(ctx.workspace, plan.base)) === direct) {
     // no link on the way: each directory's real path is its path under the workspace's
     for (const name of names) {
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
-      // Stryker disable next-line BooleanLiteral: only a link followed on the way makes a real path repeat; checking without one finds nothing
       frame = { rel, real: childPath(frame.real, name), depth: 0, parent: frame, linked: false }
     }
     return { entry: frame, isDir: statSync(direct).isDirectory() }
@@ -126,7 +123,6 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
       real,
       depth: 0,
       parent: frame,
-      // Stryker disable next-line ConditionalExpression: only a link followed on the way makes a real path repeat; checking without one finds nothing
       linked: frame.linked || real !== childPath(frame.real, name),
     }
   }

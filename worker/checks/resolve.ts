@@ -15,7 +15,6 @@ function inspectCandidate(path: string, agent: AgentAccess | undefined): Candida
   let info: Stats | undefined
   try {
     // throwIfNoEntry: most PATH directories do not hold the name, and an exception per miss is costly
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
     info = statSync(path, { throwIfNoEntry: false })
   } catch (err) {
     // a candidate this process may not even look at cannot be executed by it either
@@ -63,7 +62,6 @@ export function resolveOnDirs(name: string, dirs: readonly string[], agent?: Age
 // Whether `path` itself is a symlink; an error other than a miss (EIO, EACCES) is thrown, never read as "no".
 export function isSymlink(path: string): boolean {
   try {
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a thrown ENOENT is caught as missing below
     return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true
   } catch (err) {
     if (isMissing(err)) return false

@@ -19,14 +19,12 @@ export class Turns {
   // One entry more; whether the caller hands the event loop back (give) and then looks at its signal: at the
   // end of a batch, once the slice is used up.
   due(): boolean {
-    // Stryker disable next-line EqualityOperator,UpdateOperator,ConditionalExpression: looking at the clock more often changes when the walk yields, not what it finds (counting down ends a batch as often: -256 % 256 is -0)
     return ++this.entries % BATCH === 0 && this.over()
   }
 
   // Whether the slice is used up. Neither this nor due() is async, so that a walk that goes on costs no
   // promise.
   over(): boolean {
-    // Stryker disable next-line EqualityOperator: a slice used up to the microsecond, or one microsecond past it
     return performance.now() - this.sliceStart > this.sliceMs
   }
 

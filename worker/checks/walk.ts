@@ -33,7 +33,6 @@ export interface Frame {
 type Seen = { real: string; isDir: boolean } | { why: Rejection } | 'hidden'
 
 export function rootFrame(realRoot: string): Frame {
-  // Stryker disable next-line BooleanLiteral: only a link followed on the way makes a real path repeat; checking without one finds nothing
   return { rel: '', real: realRoot, depth: 0, linked: false }
 }
 
@@ -56,7 +55,6 @@ export async function walkGlob(
     try {
       const listing = ctx.listings.list(frame.real, turns)
       // only a big directory's listing is a promise (it is read between turns): no other costs one
-      // Stryker disable next-line ConditionalExpression: awaiting a listing that is no promise costs a microtask, nothing else
       entries = (listing instanceof Promise ? await listing : listing) ?? []
     } catch (err) {
       // told to stop while a big directory was read
@@ -80,7 +78,6 @@ export async function walkGlob(
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`
       const matches = plan.matches(rel)
       const isLink = entry.isSymbolicLink()
-      // Stryker disable next-line ConditionalExpression: asking the pruner about a file changes nothing, a file is never entered
       const enterable = isLink || entry.isDirectory()
       const mayEnter = enterable && plan.mayEnter(name, frame.depth + 1)
       // neither a match nor a directory that may hold one: no syscall
@@ -95,7 +92,6 @@ export async function walkGlob(
       }
       if (matches && (seen.isDir || !plan.dirOnly) && (!agent || reaches(agent, rel, ctx, result)))
         return { ...result, match: rel }
-      // Stryker disable next-line ConditionalExpression: only a link followed on the way makes a real path repeat; checking without one finds nothing
       const mayRepeat = isLink || frame.linked
       const loops = mayRepeat && repeats(frame, seen.real)
       if (seen.isDir && mayEnter && !loops)
@@ -104,7 +100,6 @@ export async function walkGlob(
           real: seen.real,
           depth: frame.depth + 1,
           parent: frame,
-          // Stryker disable next-line ConditionalExpression: only a link followed on the way makes a real path repeat; checking without one finds nothing
           linked: frame.linked || isLink,
         })
     }

@@ -8,7 +8,6 @@ import { join } from 'node:path'
 // otherwise a private directory is made for this process.
 export function scratchHomeIn(parent: string): string {
   // without getuid (not POSIX) nothing is provably ours: every process makes its own
-  // Stryker disable next-line OptionalChaining: equivalent where the worker runs, every POSIX platform has getuid
   const uid = process.getuid?.()
   const shared = join(parent, `preflight-git-home-${uid}`)
   try {
@@ -33,7 +32,6 @@ function isOursAndEmpty(dir: string, uid: number | undefined): boolean {
 
 function privateHome(parent: string): string {
   const dir = mkdtempSync(join(parent, 'preflight-git-home-'))
-  // Stryker disable next-line all: runs at exit, which no in-process test sees; a child process shows it (git-env.test.ts)
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
