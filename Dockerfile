@@ -18,9 +18,10 @@ RUN npm run build
 
 # --- runtime: production dependencies, compiled code, migrations, git ------------------------------
 FROM ${NODE_IMAGE} AS runtime
-# git: the worker clones workspaces and runs the git checks; tini: a real PID 1 that forwards SIGTERM.
+# git: the worker clones workspaces and runs the git checks; tini: a real PID 1 that forwards SIGTERM;
+# strace: --observe (docs/attribution.md).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates tini \
+ && apt-get install -y --no-install-recommends git ca-certificates tini strace \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production

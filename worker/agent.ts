@@ -2,6 +2,7 @@
 import { ExpiryReason } from '../src/contract/index.js'
 import type { AgentIdentity } from './identity.js'
 import { Abandoned, begin, ensureActive, type Job, untilDeadline, withOutput } from './job.js'
+import type { Observation, Start } from './observe/observation.js'
 import { type RunResult, runProcess } from './run/process.js'
 
 export interface AgentOptions {
@@ -13,17 +14,23 @@ export interface AgentOptions {
   onLine: (line: string) => void
   timeoutMs?: number
   identity?: AgentIdentity
+  // --observe: run under the tracer (or read the output), for the completion
+  observation?: Observation
 }
 
 export function runAgent(opts: AgentOptions): Promise<RunResult> {
-  return runProcess(opts.command, {
-    cwd: opts.workspace,
-    env: opts.env,
-    signal: opts.signal,
-    onLine: opts.onLine,
-    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
-    ...(opts.identity ? { identity: opts.identity } : {}),
-  })
+  const start: Start = (argv, env, identity) =>
+    runProcess(argv, {
+      cwd: opts.workspace,
+      env,
+      signal: opts.signal,
+      onLine: opts.onLine,
+      ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+      ...(identity ? { identity } : {}),
+    })
+  return opts.observation
+    ? opts.observation.run(opts.workspace, opts.command, opts.env, opts.identity, start)
+    : start(opts.command, opts.env, opts.identity)
 }
 
 // The step as the dispatch runs it: bounded by the dispatch's deadline and --agent-timeout-ms.
@@ -50,6 +57,7 @@ export async function agent(job: Job, dir: string): Promise<AgentRun> {
       onLine,
       ...(timeoutMs ? { timeoutMs } : {}),
       ...(job.identity ? { identity: job.identity } : {}),
+      ...(job.observation ? { observation: job.observation } : {}),
     }),
   )
   // A stopped agent is not a result: leave the lease to expire so another attempt runs it whole (or,

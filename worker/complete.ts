@@ -28,6 +28,7 @@ export async function complete(job: Job, run: AgentRun, base: Baseline | undefin
     ...(run.reason ? { reason: run.reason } : {}),
     ...outputTail(run.tail),
     ...outputDropped(job),
+    ...observed(job),
   }
   const answer = await sendExit(job, completion)
   // a cancel that won the race: the dispatch keeps this completion as what it had
@@ -44,6 +45,7 @@ export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
       detail: failure.detail,
       ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
       ...outputDropped(job),
+      ...observed(job),
     },
     job.signal,
   )
@@ -59,6 +61,7 @@ export async function cancelled(job: Job<Fenced>, { baseline: base, exit, tail }
     ...(base ? { baseline: base } : {}),
     ...outputTail(tail),
     ...outputDropped(job),
+    ...observed(job),
   }
   const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
   try {
@@ -81,18 +84,27 @@ export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   }
 }
 
-// A coordinator older than an agent exit's `detail` refuses one that has it (400 invalid-request, and
-// nothing stored): the exit is sent again without it, as such a coordinator takes it.
+// A coordinator older than an agent exit's `detail` (or `observed`) refuses one that has it (400
+// invalid-request, and nothing stored): the exit is sent again without them, as such a coordinator takes it.
 async function sendExit(job: Job<Fenced>, completion: AgentExit): ReturnType<Api['complete']> {
   try {
     return await job.deps.api.complete(job.fence, completion, job.signal)
   } catch (err) {
     const refused = err instanceof ApiError && err.status === 400 && err.code === ErrorCode.InvalidRequest
-    if (!refused || completion.detail === undefined) throw err
-    const { detail: _detail, ...older } = completion
-    job.log.info('the coordinator refused the output tail: the completion is sent without it')
+    const { detail, observed, undeclared: _u, ...older } = completion
+    if (!refused || (detail === undefined && observed === undefined)) throw err
+    job.log.info(
+      'the coordinator refused the output tail or the observation: the completion is sent without them',
+    )
     return job.deps.api.complete(job.fence, older, job.signal)
   }
+}
+
+// What setup and the agent used, and what of it the definition does not declare (--observe).
+function observed(job: Job<Fenced>): Pick<AgentExit, 'observed' | 'undeclared'> {
+  if (!job.observation || !('subagent' in job.claim)) return {}
+  const { subagent } = job.claim as Job['claim']
+  return job.observation.record(subagent.contextRequires, subagent.agent.command)
 }
 
 // The output's tail the completion keeps (its last characters), when the program printed anything.

@@ -1,5 +1,6 @@
 // The worker's configuration, parsed once at the edge (src/cli/worker.ts), and every default in one place.
 import type { CloneCredentials } from './clone-credentials.js'
+import type { Tracer } from './observe/trace.js'
 import type { Git } from './run/git-env.js'
 
 export interface WorkerConfig {
@@ -49,6 +50,8 @@ export interface WorkerConfig {
   faultPostMs: number
   // PREFLIGHT_IMAGE, reported with each preflight report
   image?: string
+  // --observe: the tracer setup and the agent run under, or why there is none (their output is read instead)
+  observe?: Tracer | string
 }
 
 // What a worker cannot start without: who it is, its git and where it works.

@@ -11,6 +11,7 @@ import { type AgentIdentity, privateDirs, sweep } from './identity.js'
 import { keepLease } from './lease.js'
 import { stepLog, type WorkerLog } from './log.js'
 import type { WorkerMetrics } from './metrics.js'
+import { Observation } from './observe/observation.js'
 import { bindGit, type JobGit } from './run/job-git.js'
 
 export interface DispatchDeps {
@@ -55,6 +56,8 @@ export interface Job<C extends Fenced = ClaimResponse> {
   // `<workdir>/<name>` is the clone; with an identity, `<name>.home` and `<name>.tmp` are its HOME and TMPDIR
   name: string
   identity?: AgentIdentity
+  // --observe: what setup and the agent used, for the completion
+  observation?: Observation
   workerInfo: { id: string; node: string; hostname: string; image?: string }
   // released in reverse order when the dispatch ends, told how it ended
   onClose(release: (ending: Ending) => Promise<void> | void): void
@@ -148,6 +151,7 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     git: bindGit(deps.config.git, { signal: stopping.signal, ...(identity ? { identity } : {}) }),
     name,
     ...(identity ? { identity } : {}),
+    ...(deps.config.observe === undefined ? {} : { observation: new Observation(deps.config.observe) }),
     workerInfo: {
       id: deps.config.workerId,
       node: process.version,

@@ -5,6 +5,7 @@ import { ExpiryReason, SetupReason } from '../src/contract/index.js'
 import { defaultConfig } from './config.js'
 import { type AgentIdentity, sweep } from './identity.js'
 import { begin, ensureActive, type Failure, type Job, untilDeadline, withOutput } from './job.js'
+import type { Observation, Start } from './observe/observation.js'
 import { runProcess } from './run/process.js'
 
 const SETUP_SCRIPT = 'preflight-setup.sh'
@@ -18,6 +19,8 @@ export interface SetupOptions {
   signal?: AbortSignal
   onLine?: (line: string) => void
   identity?: AgentIdentity
+  // --observe: run under the tracer (or read the output), for the completion
+  observation?: Observation
 }
 
 export type SetupResult =
@@ -34,14 +37,18 @@ export type SetupResult =
 export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
   const command = [...opts.argv]
   const timeoutMs = opts.timeoutMs ?? defaultConfig.setupTimeoutMs
-  const run = await runProcess(command, {
-    cwd: opts.workspace,
-    env: opts.env,
-    timeoutMs,
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.onLine ? { onLine: opts.onLine } : {}),
-    ...(opts.identity ? { identity: opts.identity } : {}),
-  })
+  const start: Start = (argv, env, identity) =>
+    runProcess(argv, {
+      cwd: opts.workspace,
+      env,
+      timeoutMs,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onLine ? { onLine: opts.onLine } : {}),
+      ...(identity ? { identity } : {}),
+    })
+  const run = opts.observation
+    ? await opts.observation.run(opts.workspace, command, opts.env, opts.identity, start)
+    : await start(command, opts.env, opts.identity)
   if (run.exitCode === 0 && !run.timedOut && !run.cancelled) {
     return { ok: true, command, exitCode: 0, durationMs: run.durationMs }
   }
@@ -89,6 +96,7 @@ export async function setup(job: Job, dir: string): Promise<{ ok: true } | Failu
       onLine,
       timeoutMs: Math.max(1, Math.min(job.deps.config.setupTimeoutMs, left ?? Number.POSITIVE_INFINITY)),
       ...(job.identity ? { identity: job.identity } : {}),
+      ...(job.observation ? { observation: job.observation } : {}),
     }),
   )
   // Nothing setup started lives on into verify: a process left running could change the workspace

@@ -1,7 +1,7 @@
 // Text rendering of `preflight dispatches`: a block per listed dispatch saying why it ended, and one
 // dispatch in full (its events, report, setup output and completion). What the coordinator sent is made
 // visible piece by piece (log/controls.ts) and only the status words are painted (paint.ts).
-import type { DispatchItem, DispatchView } from '../contract/index.js'
+import { type DispatchItem, type DispatchView, undeclaredText } from '../contract/index.js'
 import { visible } from '../log/controls.js'
 import { type Colours, PLAIN, statusWord } from './paint.js'
 import { formatResult } from './reports-format.js'
@@ -98,6 +98,11 @@ export function formatDispatch(view: DispatchView, c: Colours = PLAIN): string {
       `at ${done.at}`,
     ]
     out.push('', `completion: ${statusWord(c, done.status)}, ${visible(facts.join(', '))}`)
+    if (done.undeclared?.length) {
+      const from = done.observed?.source === 'output' ? ' (read from the output: the agent’s own word)' : ''
+      out.push(`used, and declared by no requirement${from}:`)
+      for (const need of done.undeclared) out.push(visible(`  ${undeclaredText(need)}`))
+    }
     if (done.detail)
       out.push('output (its tail):', ...tail(done.detail, Number.POSITIVE_INFINITY).map((l) => `  ${l}`))
   }

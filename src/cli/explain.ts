@@ -74,6 +74,7 @@ const WHERE: Record<Entry['seen'], (e: Entry) => string> = {
   error: () => 'a result that is error: the check could not decide',
   setup_failed: () => 'the reason of a setup_failed dispatch: the workspace never got to the checks',
   expired: () => 'an expired dispatch: its attempts ran out',
+  failed: () => 'the reason of a failed dispatch: the agent ran and failed',
   status: () => 'a dispatch status',
 }
 

@@ -18,6 +18,7 @@ import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds
 import { FIND } from '../../worker/leftovers.js'
 import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
+import { findTracer } from '../../worker/observe/trace.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
 import { gnuRm } from '../../worker/run/remove.js'
@@ -62,10 +63,13 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     await mkdir(workdir, { recursive: true })
     const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
     const git = trustedGit(env.PATH, [workdir, ...roots])
+    // --observe: strace if it is installed and may trace here, else the output is read (docs/attribution.md)
+    const observe = values.observe ? findTracer() : undefined
+    const tracer = typeof observe === 'object' ? [observe.strace, observe.setpriv, observe.env] : []
     if (agentUid !== undefined) {
       const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
       const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
-      const trusted = [git.bin, agentTreeRemover(), FIND, ...(knownHosts ? [knownHosts] : [])]
+      const trusted = [git.bin, agentTreeRemover(), FIND, ...tracer, ...(knownHosts ? [knownHosts] : [])]
       await confineTo(agentUid, concurrency, { workdir, trusted, secrets })
     }
     const options = workerConfig({
@@ -88,6 +92,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       ...optional('agentTimeoutMs', durationFlag(values['agent-timeout-ms'], 'agent-timeout-ms', 1, DAY_MS)),
       ...optional('maxDispatches', intFlag(values['max-dispatches'], 'max-dispatches', 1, 86_400_000)),
       ...(env.PREFLIGHT_IMAGE ? { image: env.PREFLIGHT_IMAGE } : {}),
+      ...(observe === undefined ? {} : { observe }),
     })
     const log = createWorkerLog({ ...logging, secrets: [token] })
     const api = createApi({
@@ -107,6 +112,9 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       workdir,
       concurrency: options.concurrency,
       ...(agentUid === undefined ? {} : { agentUids: `${agentUid}–${agentUid + concurrency - 1}` }),
+      ...(observe === undefined
+        ? {}
+        : { observe: typeof observe === 'object' ? `strace (${observe.strace})` : `the output: ${observe}` }),
     })
     logInherited(log, inherited)
     if (!environ.scrubbed) {

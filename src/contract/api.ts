@@ -4,6 +4,7 @@ import { MAX_DETAIL_CHARS } from './bounds.js'
 import { SUBAGENT_NAME, SubagentDefinition } from './definition.js'
 import { ERROR_CODES } from './errors.js'
 import { FreeJsonObject } from './json.js'
+import { Observed, UndeclaredList } from './observed.js'
 import { REPO_SECRET_MESSAGE, repoHasSecret } from './repo-url.js'
 import { CheckResult, Code, Outcome, PreflightReport } from './report.js'
 import { ROLES } from './roles.js'
@@ -187,6 +188,8 @@ export const Completion = z.object({
   reason: z.string().optional(),
   detail: z.string().optional(),
   outputDropped: z.number().int().min(0).optional(),
+  observed: Observed.optional(),
+  undeclared: UndeclaredList.optional(),
   at: Timestamp,
 })
 export type Completion = z.infer<typeof Completion>
@@ -314,6 +317,9 @@ export const CompleteRequest = z
     reason: Code.optional(),
     detail: z.string().max(MAX_DETAIL_CHARS).optional(),
     outputDropped: z.number().int().min(0).optional(),
+    // a worker that observes: what setup and the agent used, and what of it no requirement declares
+    observed: Observed.optional(),
+    undeclared: UndeclaredList.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.status === 'setup_failed') {
@@ -337,17 +343,21 @@ export const CompleteRequest = z
   })
 export type CompleteRequest = z.infer<typeof CompleteRequest>
 // The two bodies of complete, less the fence: the agent ran, or setup failed before verification.
-export type AgentExit = Pick<CompleteRequest, 'baseline' | 'durationMs' | 'detail' | 'outputDropped'> & {
+type Observation = 'observed' | 'undeclared'
+export type AgentExit = Pick<
+  CompleteRequest,
+  'baseline' | 'durationMs' | 'detail' | 'outputDropped' | Observation
+> & {
   exitCode: number
   reason?: 'deadline'
 }
 // What a worker had when the dispatch was cancelled.
 export type CancelledExit = Pick<
   CompleteRequest,
-  'baseline' | 'durationMs' | 'exitCode' | 'detail' | 'outputDropped'
+  'baseline' | 'durationMs' | 'exitCode' | 'detail' | 'outputDropped' | Observation
 >
 export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> &
-  Pick<CompleteRequest, 'detail' | 'exitCode' | 'outputDropped'>
+  Pick<CompleteRequest, 'detail' | 'exitCode' | 'outputDropped' | Observation>
 export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
 export type CompleteResponse = z.infer<typeof CompleteResponse>
 

@@ -47,6 +47,13 @@ export const ExpiryReason = {
 } as const
 export type ExpiryReason = (typeof ExpiryReason)[keyof typeof ExpiryReason]
 
+// Why a failed agent's dispatch failed, when its worker saw it (--observe; docs/attribution.md): the agent
+// or setup used a program that no requirement declares and that was not there.
+export const AgentReason = {
+  UndeclaredRequirement: 'undeclared-requirement',
+} as const
+export type AgentReason = (typeof AgentReason)[keyof typeof AgentReason]
+
 // Why a candidate seen during a check did not count.
 export const Rejection = {
   SymlinkEscapesWorkspace: 'symlink-escapes-workspace',

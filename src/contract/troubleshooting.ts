@@ -3,11 +3,11 @@
 // (test/contract/troubleshooting.test.ts holds the doc and this to each other). Every reason code of the
 // contract has its entry, or this fails to compile.
 import type { DispatchStatus } from './api.js'
-import type { ExpiryReason, Reason, SetupReason } from './reasons.js'
+import type { AgentReason, ExpiryReason, Reason, SetupReason } from './reasons.js'
 
 // Where a code is seen: a result that is `unmet` or `error`, a setup_failed completion's reason, the fault
-// of an expired dispatch, or a dispatch's status.
-export type Seen = 'unmet' | 'error' | 'setup_failed' | 'expired' | 'status'
+// of an expired dispatch, a failed agent's completion, or a dispatch's status.
+export type Seen = 'unmet' | 'error' | 'setup_failed' | 'expired' | 'failed' | 'status'
 
 export interface Entry {
   seen: Seen
@@ -181,6 +181,16 @@ const expiry = {
   },
 } satisfies Record<ExpiryReason, Entry>
 
+const agent = {
+  'undeclared-requirement': {
+    seen: 'failed',
+    means:
+      "The agent (or setup) ran a program that no requirement declares and that was on no directory of its PATH, and then the agent failed. `completion.undeclared` names it and the PATH searched; `completion.observed` has everything the worker saw (`source: trace`: its tracer; `output`: the shells' not-found messages, which the agent printed). Only a worker started with `--observe` says so.",
+    lookAt:
+      'The toolchain image, or the definition: declare it (`exec: [name]`) so preflight checks it before the agent starts, and the next dispatch fails there, with the PATH it searched, instead of mid-run.',
+  },
+} satisfies Record<AgentReason, Entry>
+
 const statuses = {
   expired: {
     seen: 'status',
@@ -205,5 +215,6 @@ export const TROUBLESHOOTING: Readonly<Record<string, Entry>> = {
   ...results,
   ...setup,
   ...expiry,
+  ...agent,
   ...statuses,
 }

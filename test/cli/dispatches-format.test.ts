@@ -159,6 +159,31 @@ describe('formatDispatch', () => {
     expect(text).toContain('output (its tail):\n  | first\n  | second\n')
   })
 
+  it('prints what the agent used that no requirement declares, as an author would act on it', () => {
+    const observed = {
+      ...view,
+      completion: {
+        status: 'failed',
+        exitCode: 127,
+        reason: 'undeclared-requirement',
+        at: '2026-06-07T08:00:09.000Z',
+        observed: { source: 'trace', exec: [], paths: [] },
+        undeclared: [
+          { kind: 'exec', name: 'pnpm', state: 'missing', searched: '/usr/local/bin:/usr/bin:/bin' },
+          { kind: 'exec', name: 'ls', state: 'present', path: '/usr/bin/ls' },
+          { kind: 'paths', path: 'notes/plan.md', state: 'missing' },
+        ],
+      },
+    }
+    expect(formatDispatch(observed as DispatchView)).toContain(
+      'completion: failed, reason undeclared-requirement, exit 127, at 2026-06-07T08:00:09.000Z\n' +
+        'used, and declared by no requirement:\n' +
+        '  pnpm was run and not found on /usr/local/bin:/usr/bin:/bin; no requirement declares it — add exec: [pnpm]\n' +
+        '  ls was found at /usr/bin/ls, by luck; no requirement declares it — add exec: [ls]\n' +
+        '  notes/plan.md was opened and was not there; no paths pattern matches it\n',
+    )
+  })
+
   // an agent's output may try to set the terminal's title, move the cursor or rewrite the line
   it('shows the controls in stored output as escapes, never raw', () => {
     const hostile = {

@@ -2,7 +2,13 @@
 // of src/contract/troubleshooting.ts, word for word, and every code of the contract has one.
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { DISPATCH_STATUSES, ExpiryReason, Reason, SetupReason } from '../../src/contract/index.js'
+import {
+  AgentReason,
+  DISPATCH_STATUSES,
+  ExpiryReason,
+  Reason,
+  SetupReason,
+} from '../../src/contract/index.js'
 import { type Seen, TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
 
 const DOC = readFileSync(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8')
@@ -13,6 +19,7 @@ const SECTIONS: [RegExp, Seen][] = [
   [/^## error\b/, 'error'],
   [/^## setup_failed\b/, 'setup_failed'],
   [/^## expired\b/, 'expired'],
+  [/^## failed\b/, 'failed'],
   [/^## Other dispatch statuses/, 'status'],
 ]
 
@@ -70,6 +77,7 @@ describe('the troubleshooting entries', () => {
       ...Object.values(Reason),
       ...Object.values(SetupReason),
       ...Object.values(ExpiryReason),
+      ...Object.values(AgentReason),
       ...DISPATCH_STATUSES.filter((s) => ['expired', 'failed', 'cancelled'].includes(s)),
     ]
     expect(codes.filter((code) => !TROUBLESHOOTING[code])).toEqual([])

@@ -1,6 +1,6 @@
 // Dispatches driven over HTTP to each way a dispatch ends, for the listing tests: queued, claimed and
 // then setup_failed, preflight_failed, running, succeeded, failed, expired or cancelled.
-import type { SubagentDefinition } from '../../src/contract/index.js'
+import type { AgentExit, SubagentDefinition } from '../../src/contract/index.js'
 import { sweepLeases } from '../../src/coordinator/db/leases.js'
 import type { TestApp } from './app.js'
 import { claim, definition, fenceOf, lapseLease, queueDispatch, reportFor } from './fixtures.js'
@@ -75,10 +75,10 @@ export async function running(h: TestApp, opts: { def?: SubagentDefinition; work
 export async function exited(
   h: TestApp,
   exitCode: number,
-  opts: { def?: SubagentDefinition; workerId?: string } = {},
+  opts: { def?: SubagentDefinition; workerId?: string; more?: Partial<AgentExit> } = {},
 ): Promise<Driven> {
   const { id, workerId, fence } = await running(h, opts)
-  const body = { ...fence, exitCode, durationMs: 5 }
+  const body = { ...fence, exitCode, durationMs: 5, ...opts.more }
   await ok(h.call('POST', `/v1/dispatches/${id}/complete`, { role: 'worker', body }), 'completion')
   return { id, workerId }
 }

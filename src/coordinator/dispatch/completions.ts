@@ -3,7 +3,7 @@
 // while its worker held it takes the worker's completion, whatever it says, as what it had: it stays
 // cancelled, and the worker is answered so — the same answer the cancel got.
 import type { CompleteRequest, CompleteResponse, Completion, DispatchStatus } from '../../contract/index.js'
-import { canonicalJson } from '../../contract/index.js'
+import { AgentReason, canonicalJson, hasMissingProgram } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import { type CompletionRead, readForCompletion, writeCompletion } from '../db/completions.js'
 import { DispatchCode, DispatchError, dispatchNotFound, invalidState, leaseLost } from './errors.js'
@@ -86,9 +86,14 @@ function requiredFor(req: CompleteRequest): DispatchStatus {
   return req.status === 'cancelled' ? 'cancelled' : 'running'
 }
 
-// The stored completion (without `at`): the request's outcome with the status it leads to.
+// The stored completion (without `at`): the request's outcome with the status it leads to. A failed agent
+// that used a program no requirement declares, and that was not there, failed for that reason.
 function completionOf(req: CompleteRequest): Omit<Completion, 'at'> {
   const { attempt: _a, leaseToken: _t, status: _s, ...outcome } = req
   const status = req.status ?? (req.exitCode === 0 && req.reason === undefined ? 'succeeded' : 'failed')
-  return { ...outcome, status }
+  const undeclared =
+    status === 'failed' && req.reason === undefined && hasMissingProgram(req.undeclared)
+      ? { reason: AgentReason.UndeclaredRequirement }
+      : {}
+  return { ...outcome, status, ...undeclared }
 }

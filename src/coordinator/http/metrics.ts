@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import type { MiddlewareHandler } from 'hono'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import {
+  AgentReason,
   type CheckResult,
   DispatchStatus,
   ExpiryReason,
@@ -143,6 +144,7 @@ const knownEndReasons = new Set<string>([
   ...Object.values(SetupReason),
   ...knownReasons,
   ...Object.values(ExpiryReason),
+  ...Object.values(AgentReason),
   'unmet',
   'error',
   'lease-expired',

@@ -1,6 +1,6 @@
 // How a dispatch ended: who cancelled it and why, the output it kept (or why there is none), the last
 // fault a worker sent, its completion.
-import type { DispatchView } from '../../contract/index.js'
+import { type DispatchView, undeclaredText } from '../../contract/index.js'
 import { Code, duration, Reason, Status } from './layout.js'
 import { who } from './observed.js'
 
@@ -87,6 +87,28 @@ export function LastFault({ d }: { d: DispatchView }) {
       <p class="note">
         At <time datetime={fault.at}>{fault.at}</time>.
       </p>
+    </section>
+  )
+}
+
+// What setup and the agent used that no requirement declares (a worker started with --observe).
+export function UndeclaredNeeds({ c }: { c: NonNullable<DispatchView['completion']> }) {
+  if (!c.undeclared?.length) return null
+  const fromOutput = c.observed?.source === 'output'
+  return (
+    <section aria-labelledby="undeclared">
+      <h2 id="undeclared">Used, and declared by no requirement</h2>
+      {fromOutput && (
+        <p class="note">
+          Read from the output, the agent's own word (the worker had no tracer:{' '}
+          {c.observed?.note ?? 'unknown'}).
+        </p>
+      )}
+      <ul>
+        {c.undeclared.map((need) => (
+          <li>{undeclaredText(need)}</li>
+        ))}
+      </ul>
     </section>
   )
 }

@@ -9,7 +9,14 @@ import {
   type Workspace,
 } from '../../contract/index.js'
 import { Actions } from './dispatch-actions.js'
-import { CancelFacts, CompletionFacts, Instant, LastFault, OutputTail } from './dispatch-ending.js'
+import {
+  CancelFacts,
+  CompletionFacts,
+  Instant,
+  LastFault,
+  OutputTail,
+  UndeclaredNeeds,
+} from './dispatch-ending.js'
 import { Timeline } from './dispatch-timeline.js'
 import { Code, duration, Page, Reason, Refresh, Status } from './layout.js'
 import { argvText, Fields } from './observed.js'
@@ -94,6 +101,7 @@ export function DispatchPage({ d, role, actions, refresh = false }: DispatchProp
       {actions && <Actions d={d} retryKey={actions.retryKey} />}
       {d.cancel && <CancelFacts c={d.cancel} />}
       {d.preflight && <Preflight p={d.preflight} />}
+      {d.completion && <UndeclaredNeeds c={d.completion} />}
       <OutputTail d={d} />
       <LastFault d={d} />
       {d.completion && <CompletionFacts c={d.completion} />}

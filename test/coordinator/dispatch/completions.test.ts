@@ -1,6 +1,7 @@
 // Completing a dispatch on a real database, without HTTP: fenced, in the right state, replayed, refused.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { listDispatches } from '../../../src/coordinator/db/dispatch-list.js'
 import { completeDispatch } from '../../../src/coordinator/dispatch/completions.js'
 import { storeReport } from '../../../src/coordinator/dispatch/preflight.js'
 import { claimed, fenceOf, lapse, statusOf } from '../../support/claimed.js'
@@ -34,6 +35,40 @@ describe('completeDispatch', () => {
     expect((await completeDispatch(t.db.orm, bad.id, { ...bad.fence, exitCode: 2 })).answer.status).toBe(
       'failed',
     )
+  })
+
+  const pnpm = {
+    observed: { source: 'trace' as const, exec: [{ name: 'pnpm' }], paths: [] },
+    undeclared: [
+      { kind: 'exec' as const, name: 'pnpm', state: 'missing' as const, searched: '/usr/bin:/bin' },
+    ],
+  }
+
+  it('gives a failed agent that used an undeclared program that was not there the reason undeclared-requirement', async () => {
+    const failed = await running()
+    const done = await completeDispatch(t.db.orm, failed.id, { ...failed.fence, exitCode: 127, ...pnpm })
+    expect(done.written).toEqual({ status: 'failed', reason: 'undeclared-requirement' })
+    const page = await listDispatches(t.db.orm, { limit: 50, reason: 'undeclared-requirement' })
+    expect(page.items.map((d) => d.id)).toEqual([failed.id])
+    // the same completion again is a retry, answered alike
+    expect(
+      (await completeDispatch(t.db.orm, failed.id, { ...failed.fence, exitCode: 127, ...pnpm })).answer,
+    ).toEqual({
+      id: failed.id,
+      status: 'failed',
+    })
+    // an agent that succeeded, or whose undeclared program was there, has no such reason
+    const ok = await running()
+    expect((await completeDispatch(t.db.orm, ok.id, { ...ok.fence, exitCode: 0, ...pnpm })).written).toEqual({
+      status: 'succeeded',
+      reason: undefined,
+    })
+    const present = await running()
+    const there = [{ kind: 'exec' as const, name: 'pnpm', state: 'present' as const, path: '/usr/bin/pnpm' }]
+    expect(
+      (await completeDispatch(t.db.orm, present.id, { ...present.fence, exitCode: 1, undeclared: there }))
+        .written,
+    ).toEqual({ status: 'failed', reason: undefined })
   })
 
   it('ends a claimed dispatch as setup_failed', async () => {

@@ -100,6 +100,25 @@ describe('the dispatch page', () => {
     expect(await show(silent.id)).toContain('None: the agent printed nothing')
   })
 
+  it('says what the agent used that no requirement declares, and what to add', async () => {
+    const undeclared = [
+      {
+        kind: 'exec' as const,
+        name: 'pnpm',
+        state: 'missing' as const,
+        searched: '/usr/local/bin:/usr/bin:/bin',
+      },
+    ]
+    const observed = { source: 'trace' as const, exec: [{ name: 'pnpm' }], paths: [] }
+    const d = await exited(h, 127, { def: definition('page-undeclared'), more: { observed, undeclared } })
+    const page = await show(d.id)
+    expect(page).toContain('Reason: <code>undeclared-requirement</code>')
+    expect(page).toContain(
+      '<li>pnpm was run and not found on /usr/local/bin:/usr/bin:/bin; no requirement declares it — add exec: [pnpm]</li>',
+    )
+    expect(page).not.toContain("the agent's own word")
+  })
+
   it("shows an expired dispatch's last fault", async () => {
     const { id } = await expired(h, {
       def: definition('page-fault'),

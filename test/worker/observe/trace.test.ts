@@ -1,0 +1,139 @@
+// The tracer on real programs: Debian's strace, real shells, a real uid switch, and agents that try to
+// forge, stop or load code into their tracer. Without strace these skip, or fail with CI=true.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Observation } from '../../../worker/observe/observation.js'
+import { findTracer, type Tracer } from '../../../worker/observe/trace.js'
+import { runProcess } from '../../../worker/run/process.js'
+
+const tracer = findTracer()
+const isRoot = process.getuid?.() === 0
+const who = { uid: 64_700, gid: 64_700 }
+
+describe('findTracer', () => {
+  it('finds strace where it may trace, and says why not otherwise', () => {
+    if (typeof tracer === 'string' && process.env.CI === 'true') throw new Error(tracer)
+    if (typeof tracer === 'object')
+      expect(tracer).toEqual({
+        strace: '/usr/bin/strace',
+        setpriv: expect.any(String),
+        env: expect.any(String),
+      })
+    else expect(tracer).toMatch(/strace/)
+  })
+})
+
+describe.runIf(typeof tracer === 'object')('a traced program', () => {
+  let root: string
+  let workspace: string
+  let bin: string
+  const PATH = () => `${bin}:/usr/local/bin:/usr/bin:/bin`
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'preflight-observe-'))
+    chmodSync(root, 0o755)
+    workspace = join(root, 'ws')
+    bin = join(root, 'bin')
+    mkdirSync(workspace)
+    mkdirSync(bin)
+    writeFileSync(join(workspace, 'there.txt'), 'x')
+    writeFileSync(join(bin, 'tool'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    if (isRoot) execFileSync('chown', ['-R', `${who.uid}:${who.gid}`, workspace])
+  })
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+  async function observe(
+    script: string,
+    env: Record<string, string> = {},
+    identity = isRoot ? who : undefined,
+  ) {
+    const observation = new Observation(tracer as Tracer)
+    const run = await observation.run(
+      workspace,
+      ['sh', '-c', script],
+      { PATH: PATH(), HOME: workspace, ...env },
+      identity,
+      (argv, runEnv, as) =>
+        runProcess(argv, { cwd: workspace, env: runEnv, ...(as ? { identity: as } : {}) }),
+    )
+    return { run, ...observation.record({ exec: ['tool'], paths: ['there.txt'] }, ['sh']) }
+  }
+
+  it('records a program missing from every PATH entry, one found, and a workspace file that was not there', async () => {
+    const { run, observed, undeclared } = await observe(
+      'pnpm install; tool; cat there.txt missing.txt; ls >/dev/null; exit 3',
+    )
+    expect(run.exitCode).toBe(3)
+    expect(observed?.source).toBe('trace')
+    expect(observed?.exec).toContainEqual({ name: 'pnpm' })
+    expect(observed?.exec).toContainEqual({ name: 'tool', path: join(bin, 'tool') })
+    expect(observed?.exec).toContainEqual({ name: 'cat', path: expect.stringMatching(/\/cat$/) })
+    expect(observed?.paths).toEqual(['missing.txt'])
+    expect(undeclared).toContainEqual({ kind: 'exec', name: 'pnpm', state: 'missing', searched: PATH() })
+    expect(undeclared).toContainEqual({
+      kind: 'exec',
+      name: 'ls',
+      state: 'present',
+      path: expect.stringMatching(/\/ls$/),
+    })
+    expect(undeclared).toContainEqual({ kind: 'paths', path: 'missing.txt', state: 'missing' })
+    // declared: the exec requirement, the path pattern and the agent's own program
+    expect(undeclared?.map((need) => ('name' in need ? need.name : need.path))).not.toContain('tool')
+    expect(undeclared).not.toContainEqual(expect.objectContaining({ name: 'sh' }))
+  })
+
+  it('keeps the program’s exit code, output and uid as without the tracer', async () => {
+    const { run } = await observe('id -u; echo out; exit 7')
+    expect(run.exitCode).toBe(7)
+    expect(run.tail).toBe(`${isRoot ? who.uid : process.getuid?.()}\nout`)
+  })
+
+  describe.runIf(isRoot)('against an agent', () => {
+    it('cannot stop its tracer, nor read or write its trace', async () => {
+      const { run, observed } = await observe(
+        'for p in $(pgrep -x strace); do kill -9 $p && echo killed $p; done; ' +
+          `for f in ${tmpdir()}/preflight-trace-*/trace; do echo forged >> $f && echo wrote $f; cat $f >/dev/null && echo read $f; done; ` +
+          'pnpm; exit 0',
+      )
+      expect(run.tail).not.toMatch(/^(killed|wrote|read) /m)
+      // the tracer was still there to see what came after
+      expect(observed?.exec).toContainEqual({ name: 'pnpm' })
+    })
+
+    it('cannot have its tracer load a library: LD_* reach the agent only, after the uid switch', async () => {
+      const lib = join(root, 'evil.so')
+      const src = join(root, 'evil.c')
+      const marker = join(root, 'loaded-by')
+      writeFileSync(
+        src,
+        `#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void init(void) { FILE *f = fopen("${marker}", "a"); if (f) { fprintf(f, "%d\\n", (int)getuid()); fclose(f); } }\n`,
+      )
+      execFileSync('cc', ['-shared', '-fPIC', '-o', lib, src])
+      chmodSync(root, 0o777)
+      try {
+        const { run } = await observe('echo "$LD_PRELOAD"', { LD_PRELOAD: lib })
+        expect(run.tail).toBe(lib)
+      } finally {
+        chmodSync(root, 0o755)
+      }
+      const uids = readFileSync(marker, 'utf8').trim().split('\n')
+      expect(uids.length).toBeGreaterThan(0)
+      expect(new Set(uids)).toEqual(new Set([`${who.uid}`]))
+    })
+  })
+
+  it('leaves nothing of the trace behind', async () => {
+    const before = spawnSync('sh', ['-c', 'ls -d /tmp/preflight-trace-* 2>/dev/null | wc -l'], {
+      encoding: 'utf8',
+    })
+    await observe('true')
+    const after = spawnSync('sh', ['-c', 'ls -d /tmp/preflight-trace-* 2>/dev/null | wc -l'], {
+      encoding: 'utf8',
+    })
+    expect(after.stdout).toBe(before.stdout)
+    expect(existsSync(workspace)).toBe(true)
+  })
+})

@@ -1,0 +1,192 @@
+// What a traced program tried to use, read from strace's lines (`-f -y -s 4096 -o FILE`, docs/attribution.md):
+// the programs it looked up on the PATH, where each was found or that every entry was searched in vain,
+// and the workspace files it opened that were not there.
+import { basename, dirname, isAbsolute, join, relative } from 'node:path'
+
+export interface ExecNeed {
+  name: string
+  // where it was found (stat'ed, accessed or executed); absent when every PATH entry was searched in vain
+  path?: string
+}
+
+export interface Needs {
+  exec: ExecNeed[]
+  // workspace-relative
+  paths: string[]
+  // the bounds below cut the record
+  cut: boolean
+}
+
+// A test suite looks up hundreds of names and opens thousands of files: the record keeps the first.
+export const MAX_EXEC = 200
+export const MAX_PATHS = 100
+
+// The calls that look a name up or open a file, each with where its path argument is.
+const PATH_ARG: Record<string, { dirfd: boolean }> = {
+  execve: { dirfd: false },
+  execveat: { dirfd: true },
+  open: { dirfd: false },
+  openat: { dirfd: true },
+  stat: { dirfd: false },
+  lstat: { dirfd: false },
+  newfstatat: { dirfd: true },
+  statx: { dirfd: true },
+  access: { dirfd: false },
+  faccessat: { dirfd: true },
+  faccessat2: { dirfd: true },
+}
+export const TRACED_CALLS = Object.keys(PATH_ARG)
+
+const OPENS = new Set(['open', 'openat'])
+const ABSENT = new Set(['ENOENT', 'ENOTDIR'])
+// a lookup that failed for these did not find the program there
+const NOT_THERE = new Set(['ENOENT', 'ENOTDIR', 'EACCES'])
+// what programs read of their own there: git's repository, installed packages
+const NOT_A_NEED = /(^|\/)(\.git|node_modules)(\/|$)/
+
+interface Call {
+  name: string
+  // resolved against the call's directory (`-y`); undefined when it cannot be
+  path: string | undefined
+  ok: boolean
+  errno: string | undefined
+  args: string
+}
+
+// A C string as strace prints it (`-s` long enough, `-x` off): "…" with backslash escapes.
+function readString(text: string, start: number): { value: string; end: number } | undefined {
+  if (text[start] !== '"') return undefined
+  let value = ''
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text[i]
+    if (c === '"') return { value, end: i + 1 }
+    if (c !== '\\') {
+      value += c
+      continue
+    }
+    const next = text[++i]
+    const octal = /^[0-7]{1,3}/.exec(text.slice(i, i + 3))
+    if (next === 'x') {
+      value += String.fromCharCode(Number.parseInt(text.slice(i + 1, i + 3), 16))
+      i += 2
+    } else if (octal) {
+      value += String.fromCharCode(Number.parseInt(octal[0], 8))
+      i += octal[0].length - 1
+    } else
+      value += ({ n: '\n', t: '\t', r: '\r', v: '\v', f: '\f' } as Record<string, string>)[next ?? ''] ?? next
+  }
+  return undefined
+}
+
+// `AT_FDCWD</dir>` or `3</dir>`: the directory a relative path is taken from.
+function dirOf(token: string): string | undefined {
+  const open = token.indexOf('</')
+  return open >= 0 && token.endsWith('>') ? token.slice(open + 1, -1) : undefined
+}
+
+export function parseCall(line: string): Call | undefined {
+  const open = line.indexOf('(')
+  const name = line.slice(0, open)
+  const where = PATH_ARG[name]
+  const result = line.lastIndexOf(') = ')
+  if (open < 0 || !where || result < 0) return undefined
+  const args = line.slice(open + 1, result)
+  let dir: string | undefined
+  let at = 0
+  if (where.dirfd) {
+    const comma = args.indexOf(', "')
+    if (comma < 0) return undefined
+    dir = dirOf(args.slice(0, comma))
+    at = comma + 2
+  }
+  const str = readString(args, at)
+  if (!str || str.value === '' || args.slice(str.end, str.end + 3) === '...') return undefined
+  const path = isAbsolute(str.value) ? str.value : dir === undefined ? undefined : join(dir, str.value)
+  const outcome = line.slice(result + 4)
+  const errno = /^-1 (E[A-Z0-9]+)/.exec(outcome)?.[1]
+  return { name, path, ok: !outcome.startsWith('-1'), errno, args }
+}
+
+// Reads a trace line by line; `needs()` says what it saw. `pathEntries`: the PATH the program was given.
+export class TraceReader {
+  private readonly pending = new Map<string, string>()
+  private readonly entries: Set<string>
+  private readonly lookups = new Map<string, { found?: string; missed: Set<string> }>()
+  private readonly missing = new Set<string>()
+  private cut = false
+
+  // `wrappers`: the execs before the traced program's own (setpriv, env), not the program's needs
+  constructor(
+    private readonly workspace: string,
+    pathEntries: readonly string[],
+    private wrappers = 0,
+  ) {
+    this.entries = new Set(pathEntries.filter((e) => isAbsolute(e)))
+  }
+
+  line(raw: string): void {
+    // `-f` prefixes each line with the pid, padded
+    const head = /^(\d+) +/.exec(raw)
+    if (!head) return
+    const pid = head[1] as string
+    let rest = raw.slice(head[0].length)
+    if (rest.endsWith(' <unfinished ...>')) {
+      this.pending.set(pid, rest.slice(0, -' <unfinished ...>'.length))
+      return
+    }
+    if (rest.startsWith('<... ')) {
+      const before = this.pending.get(pid)
+      this.pending.delete(pid)
+      if (before === undefined) return
+      rest = before + rest.slice(rest.indexOf('resumed>') + 'resumed>'.length)
+    }
+    const call = parseCall(rest)
+    if (call?.path === undefined) return
+    if (this.wrappers > 0 && call.name === 'execve' && call.ok) {
+      this.wrappers--
+      return
+    }
+    this.lookup(call, call.path)
+    this.opened(call, call.path)
+  }
+
+  private lookup(call: Call, path: string): void {
+    const dir = dirname(path)
+    if (!this.entries.has(dir)) return
+    const name = basename(path)
+    let seen = this.lookups.get(name)
+    if (!seen) {
+      if (this.lookups.size >= MAX_EXEC) {
+        this.cut = true
+        return
+      }
+      seen = { missed: new Set() }
+      this.lookups.set(name, seen)
+    }
+    if (call.ok) seen.found ??= path
+    else if (call.errno && NOT_THERE.has(call.errno)) seen.missed.add(dir)
+  }
+
+  private opened(call: Call, path: string): void {
+    if (call.ok || !OPENS.has(call.name) || !call.errno || !ABSENT.has(call.errno)) return
+    if (call.args.includes('O_CREAT')) return
+    const rel = relative(this.workspace, path)
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || NOT_A_NEED.test(rel)) return
+    if (this.missing.size >= MAX_PATHS) {
+      if (!this.missing.has(rel)) this.cut = true
+      return
+    }
+    this.missing.add(rel)
+  }
+
+  // A name counts when it was found, or when every PATH entry was searched for it: a look in a few
+  // entries only is a program's probe, not a need.
+  needs(): Needs {
+    const exec: ExecNeed[] = []
+    for (const [name, seen] of this.lookups) {
+      if (seen.found) exec.push({ name, path: seen.found })
+      else if (seen.missed.size === this.entries.size) exec.push({ name })
+    }
+    return { exec, paths: [...this.missing], cut: this.cut }
+  }
+}
