@@ -12,6 +12,7 @@ import {
   CREATE_FLAGS,
   DB_FLAGS,
   type Flags,
+  LEARN_FLAGS,
   LIST_FLAGS,
   REPORTS_FLAGS,
   RETRY_FLAGS,
@@ -68,6 +69,20 @@ const check = command({
   exits: { 0: 'every requirement met', 1: 'a requirement unmet or in error', 2: USAGE_EXIT },
   // as root without --as-uid, the text report ends with a note: root's view is not an agent's
   run: async (values) => (await import('./check.js')).run(values),
+})
+
+const learn = command({
+  summary: 'run a command under the tracer and suggest the contextRequires it needs (or read a dispatch’s)',
+  args: ['[COMMAND...]'],
+  flags: LEARN_FLAGS,
+  env: { PATH: 'where the command’s programs are looked up', PREFLIGHT_TOKEN: 'the token, with --from' },
+  example: 'preflight learn --against subagent.json -- npm test',
+  exits: {
+    0: 'suggested (with --against: the definition declares all that was used)',
+    1: 'with --against, something used is declared by no requirement; or no tracer, or the coordinator refused',
+    2: USAGE_EXIT,
+  },
+  run: async (values, args) => (await import('./learn.js')).run(values, args),
 })
 
 const coordinator = command({
@@ -267,4 +282,5 @@ export const COMMANDS: Record<string, Spec> = {
   reports,
   dispatches,
   explain,
+  learn,
 }

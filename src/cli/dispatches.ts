@@ -34,7 +34,7 @@ import { statusWord, stdoutColours } from './paint.js'
 
 type ApiFlags = Values<typeof API_FLAGS>
 
-const apiOf = (values: { coordinator?: string | undefined; token?: string | undefined }): Api => ({
+export const apiOf = (values: { coordinator?: string | undefined; token?: string | undefined }): Api => ({
   base: coordinatorUrl(values.coordinator),
   token: tokenFrom(values.token, 'an operator or orchestrator'),
 })
@@ -100,7 +100,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 // A whole id as it is; the start of one (4 or more hex digits, as the operator page and `list` shorten
 // them) as the one dispatch whose id starts so — none, or several (named), is bad input.
-async function resolveId(api: Api, text: string): Promise<string> {
+export async function resolveId(api: Api, text: string): Promise<string> {
   if (UUID.test(text)) return text
   const prefix = IdPrefix.safeParse(text)
   if (!prefix.success)

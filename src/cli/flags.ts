@@ -83,6 +83,15 @@ export const CHECK_FLAGS = {
   },
 } as const satisfies Flags
 
+export const LEARN_FLAGS = {
+  workspace: { arg: 'DIR', help: 'where the command runs, and whose files count', default: '.' },
+  against: { arg: 'FILE', help: 'a definition (or contextRequires) JSON file to compare with' },
+  from: { arg: 'ID', help: 'a dispatch whose worker observed it (--observe), instead of a command' },
+  format: { arg: 'FORMAT', help: 'text or json', default: 'text' },
+  coordinator: COORDINATOR_URL,
+  token: { arg: 'T', help: 'bearer token (with --from)', env: ['PREFLIGHT_TOKEN'] },
+} as const satisfies Flags
+
 // The coordinator's defaults as its help shows them (src/coordinator/config.ts holds the values; loading
 // it would load the server for --help: test/cli/help.test.ts holds the two the same).
 export const DEFAULT_PORT = 8080

@@ -72,6 +72,7 @@ describe('--help', () => {
       'dispatches retry',
       'dispatches watch',
       'explain',
+      'learn',
     ])
   })
 

@@ -13,6 +13,8 @@ export interface Needs {
   exec: ExecNeed[]
   // workspace-relative
   paths: string[]
+  // workspace-relative files opened for reading that were there (`preflight learn` only)
+  read?: string[]
   // the bounds below cut the record
   cut: boolean
 }
@@ -113,13 +115,16 @@ export class TraceReader {
   private readonly entries: Set<string>
   private readonly lookups = new Map<string, { found?: string; missed: Set<string> }>()
   private readonly missing = new Set<string>()
+  private readonly read = new Set<string>()
   private cut = false
 
-  // `wrappers`: the execs before the traced program's own (setpriv, env), not the program's needs
+  // `wrappers`: the execs before the traced program's own (setpriv, env), not the program's needs;
+  // `reads`: keep the workspace files that were read too (`preflight learn`)
   constructor(
     private readonly workspace: string,
     pathEntries: readonly string[],
     private wrappers = 0,
+    private readonly reads = false,
   ) {
     this.entries = new Set(pathEntries.filter((e) => isAbsolute(e)))
   }
@@ -168,15 +173,22 @@ export class TraceReader {
   }
 
   private opened(call: Call, path: string): void {
-    if (call.ok || !OPENS.has(call.name) || !call.errno || !ABSENT.has(call.errno)) return
-    if (call.args.includes('O_CREAT')) return
+    if (!OPENS.has(call.name) || call.args.includes('O_CREAT')) return
+    const into = call.ok
+      ? this.reads && /O_RDONLY/.test(call.args) && !call.args.includes('O_DIRECTORY')
+        ? this.read
+        : undefined
+      : call.errno && ABSENT.has(call.errno)
+        ? this.missing
+        : undefined
+    if (!into) return
     const rel = relative(this.workspace, path)
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel) || NOT_A_NEED.test(rel)) return
-    if (this.missing.size >= MAX_PATHS) {
-      if (!this.missing.has(rel)) this.cut = true
+    if (into.size >= MAX_PATHS) {
+      if (!into.has(rel)) this.cut = true
       return
     }
-    this.missing.add(rel)
+    into.add(rel)
   }
 
   // A name counts when it was found, or when every PATH entry was searched for it: a look in a few
@@ -187,6 +199,6 @@ export class TraceReader {
       if (seen.found) exec.push({ name, path: seen.found })
       else if (seen.missed.size === this.entries.size) exec.push({ name })
     }
-    return { exec, paths: [...this.missing], cut: this.cut }
+    return { exec, paths: [...this.missing], ...(this.reads ? { read: [...this.read] } : {}), cut: this.cut }
   }
 }

@@ -80,7 +80,8 @@ export interface Trace {
   env: Record<string, string>
   // the programs before the traced one: setpriv, env(1)
   wrappers: number
-  needs(workspace: string, pathEntries: readonly string[]): Promise<Needs>
+  // `reads`: the workspace files read too (`preflight learn`)
+  needs(workspace: string, pathEntries: readonly string[], reads?: boolean): Promise<Needs>
   dispose(): void
 }
 
@@ -108,8 +109,8 @@ export function traced(
     argv: [tracer.strace, ...OPTIONS, '-e', `trace=${calls}`, '-o', file, '--', ...wrappers, ...argv],
     env: Object.fromEntries(Object.entries(env).filter(([name]) => !held.some(([h]) => h === name))),
     wrappers: (identity ? 1 : 0) + (held.length > 0 ? 1 : 0),
-    async needs(workspace, pathEntries) {
-      const reader = new TraceReader(workspace, pathEntries, this.wrappers)
+    async needs(workspace, pathEntries, reads = false) {
+      const reader = new TraceReader(workspace, pathEntries, this.wrappers, reads)
       const stream = createReadStream(file, { end: MAX_TRACE_BYTES - 1 })
       let read = 0
       stream.on('data', (chunk) => {
