@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import { Timestamp } from './timestamp.js'
 
-export const WEBHOOK_EVENTS = ['dispatch.failed', 'requirement.drifted'] as const
+export const WEBHOOK_EVENTS = ['dispatch.failed', 'requirement.drifted', 'requirement.undeclared'] as const
 export const WebhookEvent = z.enum(WEBHOOK_EVENTS)
 export type WebhookEvent = z.infer<typeof WebhookEvent>
 

@@ -127,6 +127,42 @@ describe('webhook deliveries', () => {
     })
   })
 
+  it('posts a dispatch whose agent used a program no requirement declares and that was not there', async () => {
+    await register(['requirement.undeclared'])
+    deliverer()
+    const def = definition('undeclared-alert')
+    const id = await queueDispatch(h, def)
+    const fence = fenceOf(await claim(h))
+    const reported = { ...fence, report: reportFor(def) }
+    expect(
+      (await h.call('PUT', `/v1/dispatches/${id}/preflight`, { role: 'worker', body: reported })).status,
+    ).toBe(200)
+    const pnpm = { kind: 'exec', name: 'pnpm', state: 'missing', searched: '/usr/bin:/bin' }
+    const ls = { kind: 'exec', name: 'ls', state: 'present', path: '/usr/bin/ls' }
+    const body = {
+      ...fence,
+      exitCode: 127,
+      observed: { source: 'trace', exec: [{ name: 'pnpm' }, { name: 'ls', path: '/usr/bin/ls' }], paths: [] },
+      undeclared: [pnpm, ls],
+    }
+    expect((await h.call('POST', `/v1/dispatches/${id}/complete`, { role: 'worker', body })).status).toBe(200)
+    await waitFor(() => received.length === 1)
+    expect(received[0]?.body).toMatchObject({
+      event: 'requirement.undeclared',
+      data: {
+        dispatchId: id,
+        subagent: { name: 'undeclared-alert', version: 1 },
+        exitCode: 127,
+        undeclared: [pnpm],
+        source: 'trace',
+      },
+    })
+    // a failure for another reason is no such event
+    await failSetup('undeclared-other')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(received).toHaveLength(1)
+  })
+
   it('keeps what happened while no coordinator sent, and sends it when one starts', async () => {
     await register(['dispatch.failed'])
     const id = await failSetup()
