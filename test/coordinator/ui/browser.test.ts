@@ -11,6 +11,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { tokens, useTestApp } from '../../support/app.js'
 import { describeInChromium, launchChromium } from '../../support/chromium.js'
+import { exited } from '../../support/dispatch-states.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 
 // A phone held upright: no page may be wider.
@@ -223,6 +224,34 @@ describeInChromium('the operator page in Chromium', () => {
     expect(await page.getByText("the agent's user cannot reach or run it").count()).toBe(1)
     expect(await page.locator('body').textContent()).not.toMatch(/\{"/)
     await shot(page, 'dispatch-details')
+    await page.close()
+  })
+
+  it('shows what a failed agent used that its definition does not declare, and what to add', async () => {
+    const undeclared = [
+      {
+        kind: 'exec' as const,
+        name: 'pnpm',
+        state: 'missing' as const,
+        searched: '/usr/local/bin:/usr/bin:/bin',
+      },
+      { kind: 'exec' as const, name: 'jq', state: 'present' as const, path: '/usr/bin/jq' },
+    ]
+    const observed = {
+      source: 'trace' as const,
+      exec: [{ name: 'pnpm' }, { name: 'jq', path: '/usr/bin/jq' }],
+      paths: [],
+    }
+    const d = await exited(h, 127, { def: definition('browser-undeclared'), more: { observed, undeclared } })
+    const page = await signedIn()
+    await page.goto(`${base}/ui/dispatches/${d.id}`)
+    const section = page.getByRole('region', { name: 'Used, and declared by no requirement' })
+    expect(await section.getByRole('listitem').allTextContents()).toEqual([
+      'pnpm was run and not found on /usr/local/bin:/usr/bin:/bin; no requirement declares it — add exec: [pnpm]',
+      'jq was found at /usr/bin/jq, by luck; no requirement declares it — add exec: [jq]',
+    ])
+    expect(await page.getByText('undeclared-requirement').count()).toBeGreaterThan(0)
+    await shot(page, 'dispatch-undeclared')
     await page.close()
   })
 
