@@ -19,6 +19,7 @@ const LAZY = [
   'dispatches-create',
   'explain',
   'subagents',
+  'learn',
 ]
 
 // Modules left beside the bundle when the CLI's own modules import them, by a path relative to

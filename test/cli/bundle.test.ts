@@ -62,6 +62,7 @@ describe('the bundled CLI', () => {
         'dispatches-create',
         'dispatches',
         'explain',
+        'learn',
         'migrate',
         'reports',
         'subagents',

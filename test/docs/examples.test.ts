@@ -29,6 +29,8 @@ const HELD_ELSEWHERE: Record<string, string> = {
   'docs/mutation.md: npm run test:mutation': 'run by .ci/run',
   'docs/benchmarks.md: npm run bench:coordinator -- --baseline REF [--gate RATIO]':
     'a synopsis: .ci/run runs it against .ci/bench-baseline with --gate',
+  'docs/attribution.md: preflight learn [--workspace DIR] [--against DEFINITION.json] [--format text|json] -- COMMAND [ARG…]':
+    'a synopsis: test/cli/learn.test.ts runs each form (a command, --against, --from)',
   'docs/worker.md: preflight worker --coordinator URL':
     'a synopsis: its flags are checked against the worker below',
   "docs/worker.md: preflight worker … --repo-allow 'https://github.com/acme/*' --repo-allow 'git@github.com:acme/*'":
