@@ -1,9 +1,12 @@
 // The worker's own Prometheus metrics, served on --metrics-port when it is given: busy slots,
-// dispatches by how they ended, and how long each step took.
+// dispatches by how they ended, and how long each step took; the same server answers the health probes.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Health } from './health.js'
 import type { Ending } from './job.js'
+
+const JSON_TYPE = { 'content-type': 'application/json' }
 
 export interface WorkerMetrics {
   registry: Registry
@@ -65,15 +68,28 @@ export function createWorkerMetrics(opts: { concurrency: number; processMetrics?
   }
 }
 
-// GET /metrics on host:port (anything else 404). Answers the port (0 picks a free one).
-export async function serveMetrics(metrics: WorkerMetrics, port: number, host: string) {
+// GET /metrics on host:port, and with `health` the probes GET /healthz (200 while the process answers) and
+// GET /readyz (200 when ready, else 503, with the readiness as JSON); anything else 404. Answers the port
+// (0 picks a free one).
+export async function serveMetrics(
+  metrics: WorkerMetrics,
+  port: number,
+  host: string,
+  health?: Pick<Health, 'readiness'>,
+) {
   const server = createServer(async (req, res) => {
-    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+    const path = req.method === 'GET' ? req.url?.split('?')[0] : undefined
+    if (path === '/metrics') {
+      const text = await metrics.registry.metrics()
+      res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text)
+    } else if (health && path === '/healthz') {
+      res.writeHead(200, JSON_TYPE).end(JSON.stringify({ status: 'ok' }))
+    } else if (health && path === '/readyz') {
+      const status = health.readiness()
+      res.writeHead(status === 'ready' ? 200 : 503, JSON_TYPE).end(JSON.stringify({ status }))
+    } else {
       res.writeHead(404).end()
-      return
     }
-    const text = await metrics.registry.metrics()
-    res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text)
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

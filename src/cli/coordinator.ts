@@ -12,11 +12,14 @@ import { openDatabase } from './database.js'
 import { UsageError } from './errors.js'
 import { COORDINATOR_FLAGS, DEFAULT_PORT, type Values } from './flags.js'
 import { logOptions } from './log-options.js'
+import { refuseServiceLink } from './service-links.js'
 
 export async function run(values: Values<typeof COORDINATOR_FLAGS>): Promise<number> {
   const env = process.env
   // PREFLIGHT_PORT is what the image's HEALTHCHECK asks; PORT is the platforms' (Heroku, Cloud Run)
-  const port = intSetting(settingOf(COORDINATOR_FLAGS, 'port', values), 0, 65_535) ?? DEFAULT_PORT
+  const portSetting = settingOf(COORDINATOR_FLAGS, 'port', values)
+  refuseServiceLink(portSetting, 'a port number')
+  const port = intSetting(portSetting, 0, 65_535) ?? DEFAULT_PORT
   const config = configFrom(values)
   const tokens = bootstrapTokens(env.PREFLIGHT_BOOTSTRAP_TOKENS)
   config.metricsToken = metricsToken(env.PREFLIGHT_METRICS_TOKEN)

@@ -191,11 +191,16 @@ export const WORKER_FLAGS = {
     default: 'none: its lease is renewed while it runs',
   },
   'max-dispatches': { arg: 'N', help: 'stop after this many dispatches' },
+  'exit-when-idle': {
+    arg: 'DURATION',
+    help: 'exit 0 once no dispatch has run for this long, 1s to 1d (one pod per dispatch; --concurrency 1)',
+    default: 'wait on',
+  },
   'repo-allow': { arg: 'PATTERN', many: true, help: 'repositories that may be cloned (repeatable)' },
   'git-credentials': { arg: 'FILE', help: 'git credential store for clones' },
   'ssh-key': { arg: 'FILE', help: 'SSH key for clones (with --ssh-known-hosts)' },
   'ssh-known-hosts': { arg: 'FILE', help: 'known_hosts for SSH clones (with --ssh-key)' },
-  'metrics-port': { arg: 'N', help: 'serve Prometheus metrics on this port' },
+  'metrics-port': { arg: 'N', help: 'serve Prometheus metrics and the health probes on this port' },
   'metrics-host': { arg: 'HOST', help: 'address of the metrics server', default: '127.0.0.1' },
   ...LOG_FLAGS,
 } as const satisfies Flags

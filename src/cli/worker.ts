@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path'
 import { createApi } from '../../worker/api.js'
 import { type CloneCredentials, secretFileProblem, secretFiles } from '../../worker/clone-credentials.js'
 import { defaultConfig, workerConfig } from '../../worker/config.js'
+import { createHealth } from '../../worker/health.js'
 import {
   missingCapabilities,
   movableBy,
@@ -14,6 +15,7 @@ import {
   slotIdentities,
   writableBy,
 } from '../../worker/identity.js'
+import { stopWhenIdle } from '../../worker/idle.js'
 import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds.js'
 import { FIND } from '../../worker/leftovers.js'
 import { createWorkerLog } from '../../worker/log.js'
@@ -29,12 +31,14 @@ import { coordinatorUrl, durationFlag, intFlag, settingOf } from './args.js'
 import { UsageError } from './errors.js'
 import { type Values, WORKER_FLAGS } from './flags.js'
 import { logOptions } from './log-options.js'
+import { refuseServiceLink } from './service-links.js'
 import { workerToken } from './worker-token.js'
 
 export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> {
   // before anything is started: not even the --agent-uid probe or git is given what the worker inherited
   const inherited = closeInheritedFds()
   const env = process.env
+  refuseServiceLink(settingOf(WORKER_FLAGS, 'coordinator', values), 'an http(s) URL')
   const url = coordinatorUrl(values.coordinator).toString()
   const { token, environ } = await workerToken(values.token, values['token-file'])
   const logging = logOptions(values)
@@ -54,6 +58,11 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
   const concurrency = intFlag(values.concurrency, 'concurrency', 1, 256) ?? defaultConfig.concurrency
   const agentUid = intFlag(values['agent-uid'], 'agent-uid', 1, 2 ** 31 - 1 - concurrency)
   const metricsPort = intFlag(values['metrics-port'], 'metrics-port', 0, 65_535)
+  const idleMs = durationFlag(values['exit-when-idle'], 'exit-when-idle', 1_000, DAY_MS)
+  // with one slot a claim is asked only while no dispatch runs; with more, stopping on one slot's empty
+  // claim would cut another slot's claim short
+  if (idleMs !== undefined && concurrency !== 1)
+    throw new UsageError('--exit-when-idle takes --concurrency 1: one dispatch per pod')
   if (metricsPort === undefined && values['metrics-host'] !== undefined)
     throw new UsageError('--metrics-host needs --metrics-port')
   const workdirFlag = settingOf(WORKER_FLAGS, 'workdir', values)?.value
@@ -95,7 +104,13 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       ...(observe === undefined ? {} : { observe }),
     })
     const log = createWorkerLog({ ...logging, secrets: [token] })
-    const api = createApi({
+    const health = createHealth()
+    let stop = () => {}
+    const draining = () => {
+      health.draining()
+      stop()
+    }
+    const claims = createApi({
       url,
       token,
       onRetry: (what, failures, err, about) =>
@@ -106,6 +121,14 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
           ...about,
         }),
     })
+    const idle =
+      idleMs === undefined
+        ? claims
+        : stopWhenIdle(claims, idleMs, () => {
+            log.info('no dispatch for the --exit-when-idle time: stopping', { idleMs })
+            draining()
+          })
+    const api = health.watch(idle)
     log.info(`worker ${options.workerId} started`, {
       workerId: options.workerId,
       coordinator: url,
@@ -140,14 +163,12 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     // for a scraper beside the worker, not the network, unless --metrics-host says otherwise
     const metricsHost = values['metrics-host'] ?? '127.0.0.1'
     const served =
-      metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort, metricsHost)
+      metricsPort === undefined ? undefined : await serveMetrics(metrics, metricsPort, metricsHost, health)
     if (served)
       log.info(`metrics on http://${metricsHost}:${served.port}/metrics`, { metricsPort: served.port })
     const worker = startWorker(options, { api, log, env, ...(served ? { metrics } : {}) })
-    onSignals(
-      () => void worker.stop(),
-      () => worker.abort(),
-    )
+    stop = () => void worker.stop()
+    onSignals(draining, () => worker.abort())
     await worker.done
     await served?.close()
     log.info(`worker ${options.workerId} stopped`, { workerId: options.workerId, counts: worker.counts })

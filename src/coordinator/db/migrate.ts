@@ -16,6 +16,9 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', impo
 
 // Any constant shared by every preflight process; the lock is per database.
 const LOCK_KEY = 7_307_011_982
+// How long a migrate waits for another one to finish before it gives up (exit 1): longer than a release's
+// migrations take, shorter than forever (a session holding the lock that will never commit).
+const LOCK_WAIT = '10min'
 
 export interface Migration {
   name: string
@@ -43,8 +46,16 @@ const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
   const sums = new Map(migrations.map((m) => [m.name, checksum(m)]))
   return db.script(async (run) => {
-    // Transaction-scoped: released at commit or rollback, whatever happens to this connection.
+    // Transaction-scoped: released at commit or rollback, whatever happens to this connection. Waiting
+    // for it is bounded by LOCK_WAIT, not by the statement timeout: a coordinator that starts while a
+    // migration Job applies a long release waits for it to commit instead of failing (then finds nothing
+    // left to do); the statements after it run under the timeout again.
+    const [timeout] = await run(`SELECT current_setting('statement_timeout') AS t`)
+    await run(`SET LOCAL statement_timeout = 0`)
+    await run(`SET LOCAL lock_timeout = ${quote(LOCK_WAIT)}`)
     await run(`SELECT pg_advisory_xact_lock(${LOCK_KEY})`)
+    await run(`SET LOCAL lock_timeout = 0`)
+    await run(`SET LOCAL statement_timeout = ${quote(String(timeout?.t ?? '0'))}`)
     await run(`CREATE TABLE IF NOT EXISTS preflight_migrations (
       name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
     // recorded by releases before the checksums: NULL until this build records its own

@@ -14,7 +14,7 @@ import {
   SetupReason,
 } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
-import { countByStatus } from '../db/status-counts.js'
+import { countDispatches, type DispatchCounts, type OpenCount } from '../db/status-counts.js'
 import { routeOf } from './http.js'
 import { paced, reusedFor } from './scrape-limits.js'
 
@@ -63,7 +63,9 @@ const DEFAULT_PER_SECOND = 100
 export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
   const registry = new Registry()
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'preflight_' })
-  dispatchGauges(db, registry)
+  const counts = countedOnce(db)
+  dispatchGauges(counts, registry)
+  queueGauges(counts, registry)
   new Gauge({
     name: 'preflight_build_info',
     help: 'The running coordinator: its version and Node.js version (always 1)',
@@ -154,23 +156,27 @@ const endReasonLabel = (reason: string | undefined) =>
 
 // Unmatched requests all share one label, so a scan of random URLs cannot grow the series.
 // Counted in the database (when the exposition is rebuilt), so the figures are right whichever
-// coordinator replica changed the rows: one statement per rebuild for both gauges.
-function dispatchGauges(db: Orm, registry: Registry) {
-  let inflight: Promise<Map<string, { n: number; oldest: number }> | undefined> | undefined
-  const counts = () =>
-    (inflight ??= countByStatus(db)
+// coordinator replica changed the rows: one statement per rebuild for every dispatch gauge, which the
+// collects of one rebuild share.
+function countedOnce(db: Orm): () => Promise<DispatchCounts | undefined> {
+  let inflight: Promise<DispatchCounts | undefined> | undefined
+  return () =>
+    (inflight ??= countDispatches(db)
       // A database that does not answer leaves the gauges empty rather than failing the whole scrape.
       .catch(() => undefined)
       .finally(() => {
         inflight = undefined
       }))
+}
+
+function dispatchGauges(counts: () => Promise<DispatchCounts | undefined>, registry: Registry) {
   new Gauge({
     name: 'preflight_dispatches',
     help: 'Dispatches by status, counted in the database at scrape time',
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
-      const byStatus = await counts()
+      const byStatus = (await counts())?.byStatus
       this.reset()
       if (byStatus)
         for (const status of DispatchStatus.options) this.set({ status }, byStatus.get(status)?.n ?? 0)
@@ -181,9 +187,62 @@ function dispatchGauges(db: Orm, registry: Registry) {
     help: 'Age of the oldest queued dispatch in seconds (0 when none is queued)',
     registers: [registry],
     async collect() {
-      const byStatus = await counts()
+      const byStatus = (await counts())?.byStatus
       this.reset()
       if (byStatus) this.set(byStatus.get('queued')?.oldest ?? 0)
     },
   })
+}
+
+// Label sets given series of their own at most; the rest are summed under labels="(other)" (no label holds a parenthesis). Orchestrators
+// choose the labels: without a bound, every new set would be a new series on every scrape.
+export const MAX_LABEL_SETS = 20
+
+// What an autoscaler reads (docs/kubernetes.md): queued dispatches, and those not ended (queued, claimed or
+// running), by the dispatch's label set. Counted by the gauges' one statement above, when the exposition
+// is rebuilt; labels="" (dispatches without labels, which any worker claims) is always there.
+function queueGauges(counts: () => Promise<DispatchCounts | undefined>, registry: Registry) {
+  const gauge = (name: string, help: string, counted: (c: OpenCount) => boolean) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['labels'] as const,
+      registers: [registry],
+      async collect() {
+        const found = (await counts())?.open
+        this.reset()
+        if (!found) return
+        for (const [labels, n] of byLabelSet(found, counted)) this.set({ labels }, n)
+      },
+    })
+  gauge(
+    'preflight_queued_dispatches',
+    'Queued dispatches by label set ("" none)',
+    (c) => c.status === 'queued',
+  )
+  gauge(
+    'preflight_open_dispatches',
+    'Dispatches not ended (queued, claimed or running) by label set ("" none)',
+    () => true,
+  )
+}
+
+// The counts summed per label set: "" and the MAX_LABEL_SETS sets with most open dispatches by name, the
+// others as "other". The choice is the same for both gauges, whatever `counted` keeps.
+export function byLabelSet(found: OpenCount[], counted: (c: OpenCount) => boolean): Map<string, number> {
+  const open = new Map<string, number>()
+  for (const c of found) open.set(c.labels, (open.get(c.labels) ?? 0) + c.n)
+  const named = new Set(
+    [...open]
+      .filter(([labels]) => labels !== '')
+      .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+      .slice(0, MAX_LABEL_SETS)
+      .map(([labels]) => labels),
+  )
+  const sums = new Map<string, number>([['', 0]])
+  for (const c of found) {
+    const key = c.labels === '' || named.has(c.labels) ? c.labels : '(other)'
+    sums.set(key, (sums.get(key) ?? 0) + (counted(c) ? c.n : 0))
+  }
+  return sums
 }
