@@ -112,7 +112,11 @@ const worker = command({
     PATH: 'where the worker finds its git',
   },
   example: 'PREFLIGHT_TOKEN=… preflight worker --coordinator http://127.0.0.1:8080 --agent-uid 20000',
-  exits: { 0: 'stopped by SIGINT or SIGTERM, or after --max-dispatches', 1: 'a fault', 2: USAGE_EXIT },
+  exits: {
+    0: 'stopped by SIGINT or SIGTERM, after --max-dispatches, or idle for --exit-when-idle',
+    1: 'a fault',
+    2: USAGE_EXIT,
+  },
   run: async (values) => (await import('./worker.js')).run(values),
   exitWithinMs: WORKER_FLUSH_MS,
 })
