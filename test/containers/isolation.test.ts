@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { StartedTestContainer } from 'testcontainers'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { containerStack, outputOf, settled, spawnWorker, WORKER_CONFINEMENT } from '../support/containers.js'
-import { dispatch, register, TOKENS } from '../support/e2e.js'
+import { client, dispatch, register, TOKENS } from '../support/e2e.js'
 import { waitFor } from '../support/wait.js'
 
 const BASE = 100_000
@@ -104,5 +104,35 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
       return uids.length === 0 && files.output.trim() === ''
     }
     await waitFor(left, { timeoutMs: 20_000, everyMs: 100, what: () => outputOf(worker) })
+  })
+})
+
+// --observe in the image: its strace, run as the worker under the same six capabilities and
+// no-new-privileges, traces the agent as its slot uid. A worker of its own, with a label only the
+// dispatch below asks for, so the worker above never claims it.
+describe('the worker image observing (--observe) under those capabilities', () => {
+  let observer: StartedTestContainer
+  beforeAll(async () => {
+    observer = await spawnWorker(stack, { args: ['--observe', '--label', 'observe=yes'] })
+  })
+
+  it('traces the agent and fails it for the program it ran that no requirement declares', async () => {
+    await register(stack.url, {
+      name: 'iso-observe',
+      agent: { command: ['sh', '-c', 'id -u; pnpm install'] },
+    })
+    const { id } = await client(stack.url, TOKENS.orchestrator).createDispatch({
+      subagent: 'iso-observe',
+      workspace: { repo: stack.repo },
+      labels: ['observe=yes'],
+    })
+    const done = await settled(stack, id)
+    expect(done.status, outputOf(observer)).toBe('failed')
+    expect(done.completion).toMatchObject({ exitCode: 127, reason: 'undeclared-requirement' })
+    expect(done.completion?.observed?.source).toBe('trace')
+    expect(done.completion?.undeclared).toContainEqual(
+      expect.objectContaining({ kind: 'exec', name: 'pnpm', state: 'missing' }),
+    )
+    expect(done.completion?.detail).toMatch(/^10000[01]$/m)
   })
 })
