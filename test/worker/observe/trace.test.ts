@@ -103,6 +103,18 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
       expect(observed?.exec).toContainEqual({ name: 'pnpm' })
     })
 
+    it('cannot pass what it prints for its trace', async () => {
+      const forged = [
+        'echo \'999 execve("/usr/bin/forged", ["forged"], 0x1 /* 1 var */) = 0\'',
+        'echo \'999 openat(AT_FDCWD</x>, "planted.txt", O_RDONLY) = -1 ENOENT (No such file or directory)\' >&2',
+        'echo "sh: 1: fake-tool: not found" >&2',
+      ].join('; ')
+      const { observed } = await observe(forged)
+      expect(observed?.exec.map((need) => need.name)).not.toContain('forged')
+      expect(observed?.exec.map((need) => need.name)).not.toContain('fake-tool')
+      expect(observed?.paths).toEqual([])
+    })
+
     it('cannot have its tracer load a library: LD_* reach the agent only, after the uid switch', async () => {
       const lib = join(root, 'evil.so')
       const src = join(root, 'evil.c')
