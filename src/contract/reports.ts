@@ -62,5 +62,28 @@ export const SummaryItem = z.object({
 })
 export type SummaryItem = z.infer<typeof SummaryItem>
 
-export const SummaryPage = z.object({ items: z.array(SummaryItem), nextCursor: z.string().nullable() })
+// What observed dispatches of a subagent used that its definition does not declare (docs/attribution.md):
+// per need, how many ended dispatches found it missing and how many found it present, and the last one.
+export const UndeclaredCount = z.object({
+  subagent: z.string(),
+  kind: z.enum(['exec', 'paths']),
+  need: z.string().describe('the program name (exec) or the workspace-relative file (paths)'),
+  missing: z.number().int(),
+  present: z.number().int(),
+  lastAt: z.string(),
+})
+export type UndeclaredCount = z.infer<typeof UndeclaredCount>
+export const MAX_UNDECLARED_COUNTS = 500
+
+export const SummaryPage = z.object({
+  items: z.array(SummaryItem),
+  nextCursor: z.string().nullable(),
+  undeclared: z
+    .array(UndeclaredCount)
+    .max(MAX_UNDECLARED_COUNTS)
+    .optional()
+    .describe(
+      'for the subagents of this page (or the one asked for), in the window: the needs their observed dispatches used and no requirement declares',
+    ),
+})
 export type SummaryPage = z.infer<typeof SummaryPage>

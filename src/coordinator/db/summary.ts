@@ -1,7 +1,7 @@
 // Per subagent × requirement figures over requirement_results: counts, last met, and drift.
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
-import type { SummaryPage } from '../../contract/index.js'
-import type { Orm } from './client.js'
+import { MAX_UNDECLARED_COUNTS, type SummaryPage, type UndeclaredCount } from '../../contract/index.js'
+import { type Orm, rows } from './client.js'
 import { decodeCursor, pageOf } from './cursor.js'
 import { requirementResults as rr } from './schema.js'
 import { instant, inWindow } from './sql.js'
@@ -54,13 +54,40 @@ export function summaryQuery(db: Orm, query: SummaryFilters) {
 }
 
 export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
-  return pageOf(await summaryQuery(db, query), query.limit, (last) => [
+  const page = pageOf(await summaryQuery(db, query), query.limit, (last) => [
     last.subagent,
     last.kind,
     last.requirement,
   ])
+  const subagents = query.subagent ? [query.subagent] : [...new Set(page.items.map((item) => item.subagent))]
+  return { ...page, undeclared: await undeclaredCounts(db, subagents, query) }
 }
 
+// Per subagent and need, from the completions of its dispatches that ended in the window with needs no
+// requirement declared (the partial index dispatches_undeclared holds just those).
+async function undeclaredCounts(
+  db: Orm,
+  subagents: string[],
+  window: Pick<SummaryFilters, 'since' | 'until'>,
+): Promise<UndeclaredCount[]> {
+  if (subagents.length === 0) return []
+  const when = inWindow(sql.raw('d.ended_at'), window).map((condition) => sql` AND ${condition}`)
+  const names = sql.join(
+    subagents.map((name) => sql`${name}`),
+    sql`, `,
+  )
+  const found = await rows<Omit<UndeclaredCount, 'lastAt'> & { last_at: string | Date }>(
+    db,
+    sql`SELECT d.subagent_name AS subagent, u ->> 'kind' AS kind, coalesce(u ->> 'name', u ->> 'path') AS need,
+          (count(*) FILTER (WHERE u ->> 'state' = 'missing'))::int AS missing,
+          (count(*) FILTER (WHERE u ->> 'state' = 'present'))::int AS present,
+          max(d.ended_at) AS last_at
+        FROM dispatches d CROSS JOIN LATERAL jsonb_array_elements(d.completion -> 'undeclared') AS u
+        WHERE d.completion ? 'undeclared' AND d.subagent_name IN (${names})${sql.join(when)}
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3 LIMIT ${MAX_UNDECLARED_COUNTS}`,
+  )
+  return found.map(({ last_at, ...count }) => ({ ...count, lastAt: toIso(last_at) as string }))
+}
 // Drift: the earliest unmet/error result strictly after the latest met one (within the window), i.e.
 // when the current failing streak of a requirement that used to hold began. Null while the latest
 // result is met, and when the requirement was never met (that is a misconfiguration, not drift).

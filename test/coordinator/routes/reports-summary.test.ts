@@ -1,5 +1,6 @@
 // GET /v1/reports/summary: counts and drift (first unmet/error after the latest met) on a hand-made history.
 
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SummaryPage } from '../../../src/contract/index.js'
 import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
@@ -20,6 +21,18 @@ beforeAll(async () => {
     await h.seed({ subagent: 'web', at: t(day), results })
   }
   await h.seed({ subagent: 'api', at: t(1), results: [met('git')] })
+  // what observed dispatches of ops used and did not declare (as a worker's completion carries it)
+  const observed = async (day: number, undeclared: object[]) => {
+    const { dispatchId } = await h.seed({ subagent: 'ops', at: t(day), results: [] })
+    const completion = { status: 'failed', exitCode: 127, undeclared, at: t(day) }
+    await h.db.execute(
+      sql`UPDATE dispatches SET status = 'failed', completion = ${JSON.stringify(completion)}::jsonb, ended_at = ${t(day)}::timestamptz WHERE id = ${dispatchId}`,
+    )
+  }
+  const pnpmMissing = { kind: 'exec', name: 'yarn', state: 'missing', searched: '/usr/bin:/bin' }
+  const jq = { kind: 'exec', name: 'jq', state: 'present', path: '/usr/bin/jq' }
+  await observed(6, [pnpmMissing, jq])
+  await observed(7, [pnpmMissing, { kind: 'paths', path: 'notes/plan.md', state: 'missing' }])
 }, 60_000)
 
 afterAll(async () => {
@@ -32,6 +45,22 @@ async function summary(query = '') {
 const row = (body: SummaryPage, requirement: string) => body.items.find((i) => i.requirement === requirement)
 
 describe('GET /v1/reports/summary', () => {
+  it('counts, for the subagent asked for, what its observed dispatches used and no requirement declares', async () => {
+    const { body } = await summary('?subagent=ops')
+    expect((body as SummaryPage).undeclared).toEqual([
+      { subagent: 'ops', kind: 'exec', need: 'jq', missing: 0, present: 1, lastAt: t(6) },
+      { subagent: 'ops', kind: 'exec', need: 'yarn', missing: 2, present: 0, lastAt: t(7) },
+      { subagent: 'ops', kind: 'paths', need: 'notes/plan.md', missing: 1, present: 0, lastAt: t(7) },
+    ])
+    // in the window only; and for the subagents of a page, none of which here has any
+    const early = (await summary(`?subagent=ops&until=${t(7)}`)).body as SummaryPage
+    expect(early.undeclared?.map((u) => `${u.need} ${u.missing}/${u.present}`)).toEqual([
+      'jq 0/1',
+      'yarn 1/0',
+    ])
+    expect(((await summary()).body as SummaryPage).undeclared).toEqual([])
+  })
+
   it('lists one row per subagent and requirement, ordered by subagent, kind, requirement', async () => {
     const { status, body } = await summary()
     expect(status).toBe(200)
