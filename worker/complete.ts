@@ -38,17 +38,14 @@ export async function complete(job: Job, run: AgentRun, base: Baseline | undefin
 
 export async function setupFailed(job: Job, failure: Failure): Promise<Ending> {
   await begin(job, 'setup-failed', { reason: failure.reason, detail: failure.detail })
-  const answer = await job.deps.api.setupFailed(
-    job.fence,
-    {
-      reason: failure.reason,
-      detail: failure.detail,
-      ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
-      ...outputDropped(job),
-      ...observed(job),
-    },
-    job.signal,
-  )
+  const body = {
+    reason: failure.reason,
+    detail: failure.detail,
+    ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
+    ...outputDropped(job),
+    ...observed(job),
+  }
+  const answer = await withLess(job, body, (less) => job.deps.api.setupFailed(job.fence, less, job.signal))
   return answer?.status === 'cancelled' ? 'cancelled' : 'setup_failed'
 }
 
@@ -65,7 +62,7 @@ export async function cancelled(job: Job<Fenced>, { baseline: base, exit, tail }
   }
   const bounded = AbortSignal.any([job.deps.signal, AbortSignal.timeout(job.deps.config.faultPostMs)])
   try {
-    await job.deps.api.cancelled(job.fence, had, bounded)
+    await withLess(job, had, (less) => job.deps.api.cancelled(job.fence, less, bounded))
   } catch (err) {
     job.log.warn('could not write what the cancelled dispatch had', {
       why: err instanceof Error ? err.message : String(err),
@@ -84,21 +81,42 @@ export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   }
 }
 
-// A coordinator older than an agent exit's `detail` (or `observed`) refuses one that has it (400
-// invalid-request, and nothing stored): the exit is sent again without them, as such a coordinator takes it.
-async function sendExit(job: Job<Fenced>, completion: AgentExit): ReturnType<Api['complete']> {
-  try {
-    return await job.deps.api.complete(job.fence, completion, job.signal)
-  } catch (err) {
-    const refused = err instanceof ApiError && err.status === 400 && err.code === ErrorCode.InvalidRequest
-    const { detail, observed, undeclared: _u, ...older } = completion
-    if (!refused || (detail === undefined && observed === undefined)) throw err
-    job.log.info(
-      'the coordinator refused the output tail or the observation: the completion is sent without them',
-    )
-    return job.deps.api.complete(job.fence, older, job.signal)
+// A completion the coordinator refuses as too much or unknown (400 invalid-request, 413; nothing stored)
+// is sent again with less, as an older coordinator takes it: first without the observation, then
+// without the output's tail too. An observation never costs the completion.
+function sendExit(job: Job<Fenced>, completion: AgentExit): ReturnType<Api['complete']> {
+  return withLess(job, completion, (body) => job.deps.api.complete(job.fence, body, job.signal))
+}
+
+async function withLess<
+  B extends { detail?: string | undefined; observed?: unknown; undeclared?: unknown },
+  R,
+>(job: Job<Fenced>, body: B, send: (body: B) => Promise<R>): Promise<R> {
+  const { observed, undeclared: _u, ...plain } = body
+  const { detail, ...bare } = plain
+  // each with less than the one before
+  const fallbacks = [
+    ...(observed === undefined ? [] : [plain as B]),
+    ...(detail === undefined ? [] : [bare as B]),
+  ]
+  let sending = body
+  for (;;) {
+    try {
+      return await send(sending)
+    } catch (err) {
+      const next = fallbacks.shift()
+      if (!isRefusedAsTooMuch(err) || !next) throw err
+      job.log.info('the coordinator refused the completion: it is sent again with less', {
+        without: 'detail' in next ? 'the observation' : 'the output tail',
+      })
+      sending = next
+    }
   }
 }
+
+const isRefusedAsTooMuch = (err: unknown) =>
+  err instanceof ApiError &&
+  (err.status === 413 || (err.status === 400 && err.code === ErrorCode.InvalidRequest))
 
 // What setup and the agent used, and what of it the definition does not declare (--observe).
 function observed(job: Job<Fenced>): Pick<AgentExit, 'observed' | 'undeclared'> {

@@ -151,7 +151,10 @@ export function openJob<C extends Fenced>(claim: C, deps: DispatchDeps): Job<C> 
     git: bindGit(deps.config.git, { signal: stopping.signal, ...(identity ? { identity } : {}) }),
     name,
     ...(identity ? { identity } : {}),
-    ...(deps.config.observe === undefined ? {} : { observation: new Observation(deps.config.observe) }),
+    // the FIFOs of its traces in the workdir: the worker's own, not a directory the agents share
+    ...(deps.config.observe === undefined
+      ? {}
+      : { observation: new Observation(deps.config.observe, deps.config.workdir) }),
     workerInfo: {
       id: deps.config.workerId,
       node: process.version,

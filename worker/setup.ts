@@ -47,7 +47,7 @@ export async function runSetup(opts: SetupOptions): Promise<SetupResult> {
       ...(identity ? { identity } : {}),
     })
   const run = opts.observation
-    ? await opts.observation.run(opts.workspace, command, opts.env, opts.identity, start)
+    ? await opts.observation.run(opts.workspace, command, opts.env, opts.identity, start, 'setup')
     : await start(command, opts.env, opts.identity)
   if (run.exitCode === 0 && !run.timedOut && !run.cancelled) {
     return { ok: true, command, exitCode: 0, durationMs: run.durationMs }

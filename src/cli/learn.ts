@@ -8,6 +8,7 @@ import { planPattern } from '../../worker/checks/pattern.js'
 import type { Needs } from '../../worker/observe/parse.js'
 import { findTracer, traced } from '../../worker/observe/trace.js'
 import { ContextRequires, type DispatchView } from '../contract/index.js'
+import { visible } from '../log/controls.js'
 import { call } from './api.js'
 import { apiOf, resolveId } from './dispatches.js'
 import { UsageError } from './errors.js'
@@ -50,23 +51,19 @@ async function traceRun(values: LearnFlags, command: string[]): Promise<Learned>
   const env = Object.fromEntries(
     Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
   )
-  const trace = traced(tracer, command, env)
-  try {
-    // the command's output goes to stderr: stdout is the suggestion's
-    const child = spawn(trace.argv[0] as string, trace.argv.slice(1), {
-      cwd: workspace,
-      env: trace.env,
-      stdio: ['inherit', process.stderr, 'inherit'],
-    })
-    const exitCode = await new Promise<number>((done, fail) => {
-      child.once('error', fail)
-      child.once('close', (code, signal) => done(code ?? 128 + (signal ? constants.signals[signal] : 0)))
-    })
-    const needs = await trace.needs(workspace, (env.PATH ?? '').split(':'), true)
-    return { from: { trace: { command, exitCode } }, ...suggest(needs) }
-  } finally {
-    trace.dispose()
-  }
+  const pathEntries = (env.PATH ?? '').split(':')
+  const trace = traced(tracer, command, env, { workspace, pathEntries, reads: true })
+  // the command's output goes to stderr: stdout is the suggestion's
+  const child = spawn(trace.argv[0] as string, trace.argv.slice(1), {
+    cwd: workspace,
+    env: trace.env,
+    stdio: ['inherit', process.stderr, 'inherit'],
+  })
+  const exitCode = await new Promise<number>((done, fail) => {
+    child.once('error', fail)
+    child.once('close', (code, signal) => done(code ?? 128 + (signal ? constants.signals[signal] : 0)))
+  })
+  return { from: { trace: { command, exitCode } }, ...suggest(await trace.needs()) }
 }
 
 async function fromDispatch(values: LearnFlags, idText: string): Promise<Learned> {
@@ -165,7 +162,8 @@ function text(l: Learned): string {
     out.push(`used, and declared by no requirement: ${listed(l.against.undeclared)}`)
     out.push(`declared, and never used: ${listed(l.against.unused)}`)
   }
-  return `${out.join('\n')}\n`
+  // names and paths are what a program (or a remote agent, with --from) chose: their controls escaped
+  return `${out.join('\n').split('\n').map(visible).join('\n')}\n`
 }
 
 const listed = (r: ContextRequires) =>

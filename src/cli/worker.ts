@@ -74,7 +74,8 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     const git = trustedGit(env.PATH, [workdir, ...roots])
     // --observe: strace if it is installed and may trace here, else the output is read (docs/attribution.md)
     const observe = values.observe ? findTracer() : undefined
-    const tracer = typeof observe === 'object' ? [observe.strace, observe.setpriv, observe.env] : []
+    const tracer =
+      typeof observe === 'object' ? [observe.strace, observe.setpriv, observe.env, observe.mkfifo] : []
     if (agentUid !== undefined) {
       const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
       const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts

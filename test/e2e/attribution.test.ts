@@ -43,7 +43,7 @@ describe('observing a dispatch', () => {
       await waitForStatus(coordinator.url, id, 60_000, [worker])
       const d = await getDispatch(coordinator.url, id)
       expect(d.status, JSON.stringify(d.preflight)).toBe('failed')
-      expect(d.completion).toMatchObject({ exitCode: 127, reason: 'undeclared-requirement' })
+      expect(d.completion, JSON.stringify(d.completion)).toMatchObject({ exitCode: 127, reason: 'undeclared-requirement' })
       expect(d.completion?.observed?.source).toBe('trace')
       const undeclared = d.completion?.undeclared ?? []
       expect(undeclared).toContainEqual({
@@ -51,6 +51,8 @@ describe('observing a dispatch', () => {
         name: 'pnpm',
         state: 'missing',
         searched: expect.stringContaining('/usr/bin'),
+        tried: 'run',
+        step: 'agent',
       })
       expect(undeclared).toContainEqual(
         expect.objectContaining({ kind: 'exec', name: 'ls', state: 'present' }),

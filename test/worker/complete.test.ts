@@ -71,6 +71,25 @@ describe('complete', () => {
     ])
   })
 
+  it('sends the exit again without its observation, keeping its tail, when the coordinator refuses it as too much', async () => {
+    const tooMuch = () => {
+      throw new ApiError(413, 'payload-too-large', 'the body is over 1 MiB')
+    }
+    const { job, sent } = jobAnswering((exit) => (exit.observed === undefined ? failed(exit) : tooMuch()))
+    const observed = { source: 'trace' as const, exec: [{ name: 'pnpm' }], paths: [] }
+    const undeclared = [{ kind: 'exec' as const, name: 'pnpm', state: 'missing' as const }]
+    job.observation = { record: () => ({ observed, undeclared }) } as unknown as NonNullable<
+      Job['observation']
+    >
+    expect(await complete(job, { exitCode: 127, durationMs: 40, tail: 'pnpm: not found' }, undefined)).toBe(
+      'failed',
+    )
+    expect(sent).toEqual([
+      { exitCode: 127, durationMs: 40, detail: 'pnpm: not found', observed, undeclared },
+      { exitCode: 127, durationMs: 40, detail: 'pnpm: not found' },
+    ])
+  })
+
   it('sends nothing again for a refusal a tail did not cause', async () => {
     const lost = jobAnswering(() => {
       throw new LeaseLostError('superseded')

@@ -7,6 +7,8 @@ export interface ExecNeed {
   name: string
   // where it was found (stat'ed, accessed or executed); absent when every PATH entry was searched in vain
   path?: string
+  // an exec of it was tried (it ran, or failed to): not only looked up, as `command -v` does
+  ran?: boolean
 }
 
 export interface Needs {
@@ -57,13 +59,15 @@ interface Call {
   args: string
 }
 
-// A C string as strace prints it (`-s` long enough, `-x` off): "…" with backslash escapes.
-function readString(text: string, start: number): { value: string; end: number } | undefined {
-  if (text[start] !== '"') return undefined
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', v: '\v', f: '\f' }
+
+// Text as strace prints it, from `start` to the first unescaped `close`: backslash escapes decoded, and
+// the bytes (strace escapes every byte that is not printable ASCII) read as UTF-8, as the kernel got them.
+function readEscaped(text: string, start: number, close: string): { value: string; end: number } | undefined {
   let value = ''
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text[i]
-    if (c === '"') return { value, end: i + 1 }
+  for (let i = start; i < text.length; i++) {
+    const c = text[i] as string
+    if (c === close) return { value: Buffer.from(value, 'latin1').toString('utf8'), end: i + 1 }
     if (c !== '\\') {
       value += c
       continue
@@ -76,46 +80,70 @@ function readString(text: string, start: number): { value: string; end: number }
     } else if (octal) {
       value += String.fromCharCode(Number.parseInt(octal[0], 8))
       i += octal[0].length - 1
-    } else
-      value += ({ n: '\n', t: '\t', r: '\r', v: '\v', f: '\f' } as Record<string, string>)[next ?? ''] ?? next
+    } else value += ESCAPES[next ?? ''] ?? next
   }
   return undefined
 }
 
-// `AT_FDCWD</dir>` or `3</dir>`: the directory a relative path is taken from.
-function dirOf(token: string): string | undefined {
-  const open = token.indexOf('</')
-  return open >= 0 && token.endsWith('>') ? token.slice(open + 1, -1) : undefined
+// `-y`'s annotation of a descriptor at `at`: `AT_FDCWD</dir>` or `3</dir>`, the directory a relative
+// path is taken from (undefined without one), and where the token ends.
+function readDescriptor(args: string, at: number): { dir: string | undefined; end: number } {
+  const token = /^(?:AT_FDCWD|-?\d+)/.exec(args.slice(at))
+  const after = at + (token?.[0].length ?? 0)
+  if (!args.startsWith('</', after)) return { dir: undefined, end: after }
+  const dir = readEscaped(args, after + 1, '>')
+  return dir
+    ? { dir: dir.value.replace(/ \(deleted\)$/, ''), end: dir.end }
+    : { dir: undefined, end: args.length }
+}
+
+// Where the call's arguments end (`) = `), quoted strings and descriptors' paths skipped: a path may
+// hold the same characters.
+function resultAt(line: string, from: number): number {
+  for (let i = from; i < line.length; i++) {
+    if (line.startsWith(') = ', i)) return i
+    const skip =
+      line[i] === '"'
+        ? readEscaped(line, i + 1, '"')
+        : line.startsWith('</', i)
+          ? readEscaped(line, i + 1, '>')
+          : null
+    if (skip === undefined) return -1
+    if (skip) i = skip.end - 1
+  }
+  return -1
 }
 
 export function parseCall(line: string): Call | undefined {
   const open = line.indexOf('(')
   const name = line.slice(0, open)
   const where = PATH_ARG[name]
-  const result = line.lastIndexOf(') = ')
-  if (open < 0 || !where || result < 0) return undefined
-  const args = line.slice(open + 1, result)
+  if (open < 0 || !where) return undefined
+  let at = open + 1
   let dir: string | undefined
-  let at = 0
   if (where.dirfd) {
-    const comma = args.indexOf(', "')
-    if (comma < 0) return undefined
-    dir = dirOf(args.slice(0, comma))
-    at = comma + 2
+    const descriptor = readDescriptor(line, at)
+    dir = descriptor.dir
+    if (!line.startsWith(', ', descriptor.end)) return undefined
+    at = descriptor.end + 2
   }
-  const str = readString(args, at)
-  if (!str || str.value === '' || args.slice(str.end, str.end + 3) === '...') return undefined
+  if (line[at] !== '"') return undefined
+  const str = readEscaped(line, at + 1, '"')
+  // a path strace cut short (-s) is no path
+  if (!str || str.value === '' || line.startsWith('...', str.end)) return undefined
+  const result = resultAt(line, str.end)
+  if (result < 0) return undefined
   const path = isAbsolute(str.value) ? str.value : dir === undefined ? undefined : join(dir, str.value)
   const outcome = line.slice(result + 4)
   const errno = /^-1 (E[A-Z0-9]+)/.exec(outcome)?.[1]
-  return { name, path, ok: !outcome.startsWith('-1'), errno, args }
+  return { name, path, ok: !outcome.startsWith('-1'), errno, args: line.slice(str.end, result) }
 }
 
 // Reads a trace line by line; `needs()` says what it saw. `pathEntries`: the PATH the program was given.
 export class TraceReader {
   private readonly pending = new Map<string, string>()
   private readonly entries: Set<string>
-  private readonly lookups = new Map<string, { found?: string; missed: Set<string> }>()
+  private readonly lookups = new Map<string, { found?: string; missed: Set<string>; ran: boolean }>()
   private readonly missing = new Set<string>()
   private readonly read = new Set<string>()
   private cut = false
@@ -153,8 +181,8 @@ export class TraceReader {
       this.wrappers--
       return
     }
-    this.lookup(call, call.path)
-    this.opened(call, call.path)
+    if (OPENS.has(call.name)) this.opened(call, call.path)
+    else this.lookup(call, call.path)
   }
 
   private lookup(call: Call, path: string): void {
@@ -167,9 +195,10 @@ export class TraceReader {
         this.cut = true
         return
       }
-      seen = { missed: new Set() }
+      seen = { missed: new Set(), ran: false }
       this.lookups.set(name, seen)
     }
+    seen.ran ||= call.name.startsWith('execve')
     if (call.ok) seen.found ??= path
     else if (call.errno && NOT_THERE.has(call.errno)) seen.missed.add(dir)
   }
@@ -198,8 +227,9 @@ export class TraceReader {
   needs(): Needs {
     const exec: ExecNeed[] = []
     for (const [name, seen] of this.lookups) {
-      if (seen.found) exec.push({ name, path: seen.found })
-      else if (seen.missed.size === this.entries.size) exec.push({ name })
+      const ran = seen.ran ? { ran: true } : {}
+      if (seen.found) exec.push({ name, path: seen.found, ...ran })
+      else if (seen.missed.size === this.entries.size) exec.push({ name, ...ran })
     }
     return { exec, paths: [...this.missing], ...(this.reads ? { read: [...this.read] } : {}), cut: this.cut }
   }

@@ -1,8 +1,11 @@
 // Setup and the agent run under strace when the worker observes (--observe; docs/attribution.md). The
 // tracer runs as the worker, and `setpriv` switches the traced program to the slot's uid: the agent can
-// neither stop its tracer nor write its trace, which goes to a file in a directory only the worker reads.
+// neither stop its tracer nor write its trace, which goes through a FIFO in a directory only the worker
+// may enter, read and parsed as it comes: nothing of it is kept on disk, and what passes the bound is
+// read and dropped.
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { accessSync, constants, mkdtempSync, openSync, rmSync, statSync } from 'node:fs'
+import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -13,6 +16,7 @@ export interface Tracer {
   strace: string
   setpriv: string
   env: string
+  mkfifo: string
 }
 
 // Debian's packages, from the system's own directories only: never a program on the agent's PATH.
@@ -38,15 +42,17 @@ export function findTracer(): Tracer | string {
   const setpriv = program('setpriv')
   if (!strace) return 'strace is not installed (Debian: apt-get install strace)'
   const env = program('env')
-  if (!setpriv || !env) return 'setpriv or env is not installed (Debian: util-linux, coreutils)'
+  const mkfifo = program('mkfifo')
+  if (!setpriv || !env || !mkfifo)
+    return 'setpriv, env or mkfifo is not installed (Debian: util-linux, coreutils)'
   const probe = spawnSync(strace, [...OPTIONS, '-o', '/dev/null', '--', '/bin/true'], {
     env: {},
     encoding: 'utf8',
     timeout: 10_000,
   })
   if (probe.status !== 0)
-    return `strace cannot trace here: ${probe.stderr.trim().split('\n')[0] ?? probe.error?.message}`
-  return { strace, setpriv, env }
+    return `strace cannot trace here: ${probe.stderr.trim().split('\n')[0] || probe.error?.message || `exit ${probe.status}`}`
+  return { strace, setpriv, env, mkfifo }
 }
 
 // -DD: the tracer is a grandchild in a process group of its own, and the traced program is the process
@@ -71,6 +77,8 @@ const UNSECURE = new Set([
   'RES_OPTIONS',
   'TMPDIR',
   'TZDIR',
+  // gettext's: a relative value walks out of /usr/share/locale
+  'LANGUAGE',
 ])
 const isUnsecure = (name: string) => name.startsWith('LD_') || UNSECURE.has(name)
 
@@ -78,54 +86,97 @@ const isUnsecure = (name: string) => name.startsWith('LD_') || UNSECURE.has(name
 export interface Trace {
   argv: string[]
   env: Record<string, string>
-  // the programs before the traced one: setpriv, env(1)
-  wrappers: number
-  // `reads`: the workspace files read too (`preflight learn`)
-  needs(workspace: string, pathEntries: readonly string[], reads?: boolean): Promise<Needs>
-  dispose(): void
+  // what it saw, once the tracer has been quiet a moment (it writes each call before the program goes on);
+  // the FIFO is closed then: a tracer that still traces a process that escaped the run dies on its next
+  // write, and that process's traced calls fail (ENOSYS) until the sweep ends it
+  needs(): Promise<Needs>
 }
 
-// Past this much trace the rest is not read (a test suite that opens millions of files): the record says cut.
+// Past this much trace the rest is read and dropped (a test suite that opens millions of files): the
+// record says cut.
 const MAX_TRACE_BYTES = 256 * 1024 * 1024
+const QUIET_MS = 100
+const MAX_WAIT_MS = 2_000
 
+export interface TraceOptions {
+  workspace: string
+  // the PATH the program was given
+  pathEntries: readonly string[]
+  // the workspace files read too (`preflight learn`)
+  reads?: boolean
+  // run as this uid (the tracer stays the worker's)
+  identity?: AgentIdentity
+  // where the FIFO's directory is made: the worker's own (its workdir), never one the agent shares
+  under?: string
+}
+
+// Throws when the FIFO cannot be made: the caller runs the program untraced then.
 export function traced(
   tracer: Tracer,
   argv: readonly string[],
   env: Record<string, string>,
-  identity?: AgentIdentity,
+  opts: TraceOptions,
 ): Trace {
+  const held = opts.identity ? Object.entries(env).filter(([name]) => isUnsecure(name)) : []
+  // env(1) would read a program whose name holds `=` as one more variable
+  if (held.length > 0 && argv[0]?.includes('=')) throw new Error('the program’s name holds "=": not traced')
   // mkdtemp makes it 0700: the worker's own
-  const dir = mkdtempSync(join(tmpdir(), 'preflight-trace-'))
-  const file = join(dir, 'trace')
-  const calls = TRACED_CALLS.map((call) => `?${call}`).join(',')
-  const held = identity ? Object.entries(env).filter(([name]) => isUnsecure(name)) : []
+  const dir = mkdtempSync(join(opts.under ?? tmpdir(), 'preflight-trace-'))
+  const fifo = join(dir, 'trace')
+  let fd: number
+  try {
+    const made = spawnSync(tracer.mkfifo, ['-m', '600', fifo], { env: {}, encoding: 'utf8' })
+    if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr.trim() || made.error?.message}`)
+    // read and write: opening never waits for the tracer, and the FIFO never reads as ended before it came
+    fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK)
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true })
+    throw err
+  }
   const wrappers = [
-    ...(identity
-      ? [tracer.setpriv, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
+    ...(opts.identity
+      ? [
+          tracer.setpriv,
+          `--reuid=${opts.identity.uid}`,
+          `--regid=${opts.identity.gid}`,
+          '--clear-groups',
+          '--',
+        ]
       : []),
     ...(held.length > 0 ? [tracer.env, ...held.map(([name, value]) => `${name}=${value}`)] : []),
   ]
+  const reader = new TraceReader(
+    opts.workspace,
+    opts.pathEntries,
+    (opts.identity ? 1 : 0) + (held.length > 0 ? 1 : 0),
+    opts.reads,
+  )
+  const socket = new Socket({ fd, readable: true, writable: false })
+  let bytes = 0
+  let last = Date.now()
+  socket.on('data', (chunk: Buffer) => {
+    bytes += chunk.length
+    last = Date.now()
+  })
+  // a read error (none expected) ends the record as it is
+  socket.on('error', () => {})
+  const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY })
+  lines.on('line', (line) => {
+    if (bytes <= MAX_TRACE_BYTES) reader.line(line)
+  })
+  const calls = TRACED_CALLS.map((call) => `?${call}`).join(',')
   return {
-    argv: [tracer.strace, ...OPTIONS, '-e', `trace=${calls}`, '-o', file, '--', ...wrappers, ...argv],
+    argv: [tracer.strace, ...OPTIONS, '-e', `trace=${calls}`, '-o', fifo, '--', ...wrappers, ...argv],
     env: Object.fromEntries(Object.entries(env).filter(([name]) => !held.some(([h]) => h === name))),
-    wrappers: (identity ? 1 : 0) + (held.length > 0 ? 1 : 0),
-    async needs(workspace, pathEntries, reads = false) {
-      const reader = new TraceReader(workspace, pathEntries, this.wrappers, reads)
-      const stream = createReadStream(file, { end: MAX_TRACE_BYTES - 1 })
-      let read = 0
-      stream.on('data', (chunk) => {
-        read += chunk.length
-      })
-      try {
-        for await (const line of createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }))
-          reader.line(line)
-      } catch {
-        // no trace at all: the tracer never started
-        return { exec: [], paths: [], cut: true }
-      }
+    async needs() {
+      const started = Date.now()
+      while (Date.now() - last < QUIET_MS && Date.now() - started < MAX_WAIT_MS)
+        await new Promise((resolve) => setTimeout(resolve, QUIET_MS / 2))
+      lines.close()
+      socket.destroy()
+      rmSync(dir, { recursive: true, force: true })
       const needs = reader.needs()
-      return read >= MAX_TRACE_BYTES ? { ...needs, cut: true } : needs
+      return bytes > MAX_TRACE_BYTES ? { ...needs, cut: true } : needs
     },
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
   }
 }

@@ -24,6 +24,15 @@ describe('the trace reader', () => {
     expect(parseCall(`openat(AT_FDCWD</ws>, "abc"..., O_RDONLY) ${ENOENT}`)).toBeUndefined()
   })
 
+  it('reads a path whose directory holds ") = ", an escaped ">" or bytes of UTF-8', () => {
+    const line = `openat(AT_FDCWD</ws/a) = -1 \\76b>, "x.txt", O_RDONLY) = 3</ws/a) = -1 \\76b/x.txt>`
+    expect(parseCall(line)).toMatchObject({ path: '/ws/a) = -1 >b/x.txt', ok: true })
+    expect(parseCall(`openat(AT_FDCWD</ws>, "caf\\303\\251.txt", O_RDONLY) ${ENOENT}`)?.path).toBe(
+      '/ws/café.txt',
+    )
+    expect(parseCall(`openat(AT_FDCWD</ws (deleted)>, "x", O_RDONLY) ${ENOENT}`)?.path).toBe('/ws/x')
+  })
+
   it('counts a name missing only when every PATH entry was searched, found when any look succeeded', () => {
     const needs = read([
       `10 newfstatat(AT_FDCWD</ws>, "/opt/bin/pnpm", 0x1, 0) ${ENOENT}`,
@@ -35,7 +44,7 @@ describe('the trace reader', () => {
       // not a PATH entry
       `10 execve("/elsewhere/yarn", ["yarn"], 0x1 /* 3 vars */) ${ENOENT}`,
     ])
-    expect(needs.exec).toEqual([{ name: 'pnpm' }, { name: 'node', path: '/usr/bin/node' }])
+    expect(needs.exec).toEqual([{ name: 'pnpm' }, { name: 'node', path: '/usr/bin/node', ran: true }])
   })
 
   it('joins a call another process interrupted', () => {
@@ -44,7 +53,11 @@ describe('the trace reader', () => {
       '11 execve("/usr/bin/cat", ["cat"], 0x1 /* 3 vars */) = 0',
       `10 <... openat resumed>) ${ENOENT}`,
     ])
-    expect(needs).toEqual({ exec: [{ name: 'cat', path: '/usr/bin/cat' }], paths: ['gone.txt'], cut: false })
+    expect(needs).toEqual({
+      exec: [{ name: 'cat', path: '/usr/bin/cat', ran: true }],
+      paths: ['gone.txt'],
+      cut: false,
+    })
   })
 
   it('keeps workspace files opened to be read, not created, nor git’s or packages’ own', () => {
@@ -68,7 +81,7 @@ describe('the trace reader', () => {
       ],
       2,
     )
-    expect(needs.exec).toEqual([{ name: 'sh', path: '/usr/bin/sh' }])
+    expect(needs.exec).toEqual([{ name: 'sh', path: '/usr/bin/sh', ran: true }])
   })
 
   it('says when its bound cut the record', () => {

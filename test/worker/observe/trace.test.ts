@@ -5,6 +5,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hasMissingProgram, MAX_OBSERVED_EXEC } from '../../../src/contract/index.js'
 import { Observation } from '../../../worker/observe/observation.js'
 import { findTracer, type Tracer } from '../../../worker/observe/trace.js'
 import { runProcess } from '../../../worker/run/process.js'
@@ -21,6 +22,7 @@ describe('findTracer', () => {
         strace: '/usr/bin/strace',
         setpriv: expect.any(String),
         env: expect.any(String),
+        mkfifo: expect.any(String),
       })
     else expect(tracer).toMatch(/strace/)
   })
@@ -68,21 +70,42 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
     )
     expect(run.exitCode).toBe(3)
     expect(observed?.source).toBe('trace')
-    expect(observed?.exec).toContainEqual({ name: 'pnpm' })
-    expect(observed?.exec).toContainEqual({ name: 'tool', path: join(bin, 'tool') })
-    expect(observed?.exec).toContainEqual({ name: 'cat', path: expect.stringMatching(/\/cat$/) })
+    expect(observed?.exec).toContainEqual({ name: 'pnpm', ran: true })
+    expect(observed?.exec).toContainEqual({ name: 'tool', path: join(bin, 'tool'), ran: true })
+    expect(observed?.exec).toContainEqual({ name: 'cat', path: expect.stringMatching(/\/cat$/), ran: true })
     expect(observed?.paths).toEqual(['missing.txt'])
-    expect(undeclared).toContainEqual({ kind: 'exec', name: 'pnpm', state: 'missing', searched: PATH() })
+    expect(undeclared).toContainEqual({
+      kind: 'exec',
+      name: 'pnpm',
+      state: 'missing',
+      searched: PATH(),
+      tried: 'run',
+      step: 'agent',
+    })
     expect(undeclared).toContainEqual({
       kind: 'exec',
       name: 'ls',
       state: 'present',
       path: expect.stringMatching(/\/ls$/),
+      step: 'agent',
     })
     expect(undeclared).toContainEqual({ kind: 'paths', path: 'missing.txt', state: 'missing' })
     // declared: the exec requirement, the path pattern and the agent's own program
     expect(undeclared?.map((need) => ('name' in need ? need.name : need.path))).not.toContain('tool')
     expect(undeclared).not.toContainEqual(expect.objectContaining({ name: 'sh' }))
+  })
+
+  it('tells a program looked up (command -v) from one run, and holds the record to its bounds', async () => {
+    const { undeclared } = await observe(
+      'if command -v pnpm >/dev/null; then pnpm i; else echo no pnpm; fi; exit 1',
+    )
+    expect(undeclared).toContainEqual(
+      expect.objectContaining({ name: 'pnpm', state: 'missing', tried: 'lookup' }),
+    )
+    expect(hasMissingProgram(undeclared)).toBe(false)
+    const many = await observe('for i in $(seq 250); do command -v nowhere$i; done; exit 0')
+    expect(many.observed?.exec.length).toBeLessThanOrEqual(MAX_OBSERVED_EXEC)
+    expect(many.observed?.cut).toBe(true)
   })
 
   it('keeps the program’s exit code, output and uid as without the tracer', async () => {
@@ -100,7 +123,7 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
       )
       expect(run.tail).not.toMatch(/^(killed|wrote|read) /m)
       // the tracer was still there to see what came after
-      expect(observed?.exec).toContainEqual({ name: 'pnpm' })
+      expect(observed?.exec).toContainEqual({ name: 'pnpm', ran: true })
     })
 
     it('cannot pass what it prints for its trace', async () => {
