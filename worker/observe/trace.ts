@@ -4,7 +4,16 @@
 // may enter, read and parsed as it comes: nothing of it is kept on disk, and what passes the bound is
 // read and dropped.
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, mkdtempSync, openSync, rmSync, statSync } from 'node:fs'
+import {
+  accessSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
 import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -87,9 +96,22 @@ export interface Trace {
   argv: string[]
   env: Record<string, string>
   // what it saw, once the tracer has been quiet a moment (it writes each call before the program goes on);
-  // the FIFO is closed then: a tracer that still traces a process that escaped the run dies on its next
-  // write, and that process's traced calls fail (ENOSYS) until the sweep ends it
+  // the FIFO is closed then, and a tracer that still traces a process that escaped the run is killed:
+  // that process's traced calls fail (ENOSYS) until the sweep ends it
   needs(): Promise<Needs>
+}
+
+// Ends the tracers that write to `fifo` (theirs, this process's uid): named by it on their command line.
+function stopTracersOf(fifo: string): void {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (statSync(`/proc/${pid}`).uid !== process.getuid?.()) continue
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(fifo))
+        process.kill(Number(pid), 'SIGKILL')
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 // Past this much trace the rest is read and dropped (a test suite that opens millions of files): the
@@ -174,6 +196,8 @@ export function traced(
         await new Promise((resolve) => setTimeout(resolve, QUIET_MS / 2))
       lines.close()
       socket.destroy()
+      // a tracer still tracing a process that escaped the run: strace goes on after a failed write
+      stopTracersOf(fifo)
       rmSync(dir, { recursive: true, force: true })
       const needs = reader.needs()
       return bytes > MAX_TRACE_BYTES ? { ...needs, cut: true } : needs

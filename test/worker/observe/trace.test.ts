@@ -9,6 +9,7 @@ import { hasMissingProgram, MAX_OBSERVED_EXEC } from '../../../src/contract/inde
 import { Observation } from '../../../worker/observe/observation.js'
 import { findTracer, type Tracer } from '../../../worker/observe/trace.js'
 import { runProcess } from '../../../worker/run/process.js'
+import { waitFor } from '../../support/wait.js'
 
 const tracer = findTracer()
 const isRoot = process.getuid?.() === 0
@@ -124,6 +125,20 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
       expect(run.tail).not.toMatch(/^(killed|wrote|read) /m)
       // the tracer was still there to see what came after
       expect(observed?.exec).toContainEqual({ name: 'pnpm', ran: true })
+    })
+
+    it('cannot keep its tracer writing after its run: the tracer of an escaped process dies with the FIFO', async () => {
+      const stamp = `escaped-${process.pid}`
+      await observe(
+        `setsid sh -c 'while :; do ls /nowhere-${stamp} 2>/dev/null; sleep 0.05; done' & sleep 0.3; exit 0`,
+      )
+      const tracers = () =>
+        spawnSync('pgrep', ['-f', 'strace -DD'], { encoding: 'utf8' })
+          .stdout.trim()
+          .split('\n')
+          .filter(Boolean)
+      await waitFor(() => tracers().length === 0, { timeoutMs: 5_000, what: 'the tracer gone' })
+      spawnSync('pkill', ['-f', `nowhere-${stamp}`])
     })
 
     it('cannot pass what it prints for its trace', async () => {
