@@ -43,7 +43,10 @@ describe('observing a dispatch', () => {
       await waitForStatus(coordinator.url, id, 60_000, [worker])
       const d = await getDispatch(coordinator.url, id)
       expect(d.status, JSON.stringify(d.preflight)).toBe('failed')
-      expect(d.completion, JSON.stringify(d.completion)).toMatchObject({ exitCode: 127, reason: 'undeclared-requirement' })
+      expect(d.completion, JSON.stringify(d.completion)).toMatchObject({
+        exitCode: 127,
+        reason: 'undeclared-requirement',
+      })
       expect(d.completion?.observed?.source).toBe('trace')
       const undeclared = d.completion?.undeclared ?? []
       expect(undeclared).toContainEqual({
