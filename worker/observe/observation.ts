@@ -109,11 +109,14 @@ export class Observation {
         this.cut = true
         continue
       }
-      // found wins over missing; the agent's step over setup's
+      // found wins over missing; the agent's step over setup's, and how the name was tried is the kept
+      // step's own (setup that ran it and an agent that only looked it up: a look)
+      const keep = seen !== undefined && seen.step === 'agent' && step === 'setup'
+      const path = need.path ?? seen?.path
       this.exec.set(need.name, {
-        ...((need.path ?? seen?.path) ? { path: need.path ?? seen?.path } : {}),
-        ran: need.ran === true || seen?.ran === true,
-        step: seen && step === 'setup' ? seen.step : step,
+        ...(path ? { path } : {}),
+        ran: keep ? (seen?.ran ?? false) : need.ran === true || (seen?.step === step && seen.ran),
+        step: keep ? 'agent' : step,
       })
     }
     for (const path of needs.paths) {

@@ -109,6 +109,21 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
     expect(many.observed?.cut).toBe(true)
   })
 
+  it('takes how the agent tried a name from the agent’s own run, not from setup’s', async () => {
+    const observation = new Observation(tracer as Tracer)
+    const env = { PATH: PATH(), HOME: workspace }
+    const as = isRoot ? who : undefined
+    const start = (argv: readonly string[], runEnv: Record<string, string>, id?: typeof who) =>
+      runProcess(argv, { cwd: workspace, env: runEnv, ...(id ? { identity: id } : {}) })
+    await observation.run(workspace, ['sh', '-c', 'pnpm install || true'], env, as, start, 'setup')
+    await observation.run(workspace, ['sh', '-c', 'command -v pnpm || exit 1'], env, as, start, 'agent')
+    const { undeclared } = observation.record(undefined, ['sh'])
+    expect(undeclared).toContainEqual(
+      expect.objectContaining({ name: 'pnpm', tried: 'lookup', step: 'agent' }),
+    )
+    expect(hasMissingProgram(undeclared)).toBe(false)
+  })
+
   it('keeps the program’s exit code, output and uid as without the tracer', async () => {
     const { run } = await observe('id -u; echo out; exit 7')
     expect(run.exitCode).toBe(7)
