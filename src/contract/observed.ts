@@ -5,8 +5,10 @@ import { z } from 'zod'
 
 export const MAX_OBSERVED_EXEC = 200
 export const MAX_OBSERVED_PATHS = 100
-const NAME = z.string().min(1).max(255)
-const PATH = z.string().min(1).max(4096)
+export const MAX_OBSERVED_NAME = 255
+export const MAX_OBSERVED_PATH = 4096
+const NAME = z.string().min(1).max(MAX_OBSERVED_NAME)
+const PATH = z.string().min(1).max(MAX_OBSERVED_PATH)
 
 export const ObservedSource = z.enum(['trace', 'output'])
 

@@ -64,3 +64,12 @@ export const Rejection = {
   Unreachable: 'unreachable',
 } as const
 export type Rejection = (typeof Rejection)[keyof typeof Rejection]
+
+// Every reason code a dispatch can end for, or a result carry: what `explain`, the troubleshooting
+// entries and the metrics' labels know.
+export const REASON_CODES: readonly string[] = [
+  ...Object.values(Reason),
+  ...Object.values(SetupReason),
+  ...Object.values(ExpiryReason),
+  ...Object.values(AgentReason),
+]

@@ -5,13 +5,7 @@ import { execa } from 'execa'
 import { describe, expect, it } from 'vitest'
 import { EXPLAINED, formatEntry } from '../../src/cli/explain.js'
 import { nearest } from '../../src/cli/nearest.js'
-import {
-  AgentReason,
-  DISPATCH_STATUSES,
-  ExpiryReason,
-  Reason,
-  SetupReason,
-} from '../../src/contract/index.js'
+import { DISPATCH_STATUSES, REASON_CODES } from '../../src/contract/index.js'
 import { TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
 import { colours } from '../../src/log/colour.js'
 import { runCli } from '../support/cli.js'
@@ -69,12 +63,7 @@ describe('preflight explain', () => {
     expect(r.stdout.split('\n')[2]?.length).toBeGreaterThan(10)
   })
 
-  const reasons = [
-    ...Object.values(Reason),
-    ...Object.values(SetupReason),
-    ...Object.values(ExpiryReason),
-    ...Object.values(AgentReason),
-  ]
+  const reasons = [...REASON_CODES]
   it.each(reasons)('explains the reason code %s', async (code) => {
     const r = await runCli(['explain', code])
     expect(r).toMatchObject({ exitCode: 0, stderr: '' })

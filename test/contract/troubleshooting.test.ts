@@ -2,13 +2,7 @@
 // of src/contract/troubleshooting.ts, word for word, and every code of the contract has one.
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import {
-  AgentReason,
-  DISPATCH_STATUSES,
-  ExpiryReason,
-  Reason,
-  SetupReason,
-} from '../../src/contract/index.js'
+import { DISPATCH_STATUSES, REASON_CODES } from '../../src/contract/index.js'
 import { type Seen, TROUBLESHOOTING } from '../../src/contract/troubleshooting.js'
 
 const DOC = readFileSync(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8')
@@ -74,10 +68,7 @@ describe('the troubleshooting entries', () => {
 
   it('explain every reason code of the contract, and the final statuses that carry none', () => {
     const codes = [
-      ...Object.values(Reason),
-      ...Object.values(SetupReason),
-      ...Object.values(ExpiryReason),
-      ...Object.values(AgentReason),
+      ...REASON_CODES,
       ...DISPATCH_STATUSES.filter((s) => ['expired', 'failed', 'cancelled'].includes(s)),
     ]
     expect(codes.filter((code) => !TROUBLESHOOTING[code])).toEqual([])

@@ -5,6 +5,8 @@ import { basename } from 'node:path'
 import {
   type ContextRequires,
   MAX_OBSERVED_EXEC,
+  MAX_OBSERVED_NAME,
+  MAX_OBSERVED_PATH,
   MAX_OBSERVED_PATHS,
   type Observed,
   type Undeclared,
@@ -23,9 +25,8 @@ export type Start = (
 
 export type Step = 'setup' | 'agent'
 
-// What the completion may carry: the contract's bounds, a name or path at most this long, and the whole
-// observation at most this many bytes of JSON (a completion is refused past the coordinator's body limit).
-const MAX_TEXT = 4096
+// What the completion may carry: the contract's bounds, and the whole observation at most this many bytes
+// of JSON (a completion is refused past the coordinator's body limit).
 const MAX_JSON_BYTES = 256 * 1024
 
 interface Seen {
@@ -100,7 +101,7 @@ export class Observation {
 
   private add(needs: Needs, step: Step): void {
     for (const need of needs.exec) {
-      if (need.name.length > MAX_TEXT || (need.path?.length ?? 0) > MAX_TEXT) {
+      if (need.name.length > MAX_OBSERVED_NAME || (need.path?.length ?? 0) > MAX_OBSERVED_PATH) {
         this.cut = true
         continue
       }
@@ -120,7 +121,7 @@ export class Observation {
       })
     }
     for (const path of needs.paths) {
-      if (path.length > MAX_TEXT || (!this.paths.has(path) && this.paths.size >= MAX_OBSERVED_PATHS))
+      if (path.length > MAX_OBSERVED_PATH || (!this.paths.has(path) && this.paths.size >= MAX_OBSERVED_PATHS))
         this.cut = true
       else this.paths.add(path)
     }
@@ -179,15 +180,16 @@ export class Observation {
 }
 
 // The observation as JSON at most MAX_JSON_BYTES: entries dropped from the end (and `cut` said) until it
-// fits. Names and paths of control characters take six bytes each once escaped.
-function withinBudget(observed: Observed, undeclared: Undeclared[]) {
-  const size = () => Buffer.byteLength(JSON.stringify({ observed, undeclared }))
-  while (size() > MAX_JSON_BYTES && (observed.exec.length > 0 || observed.paths.length > 0)) {
+// fits, each one's bytes counted once. Names and paths of control characters take six bytes each escaped.
+export function withinBudget(observed: Observed, undeclared: Undeclared[]) {
+  const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value)) + 1
+  let size = bytes({ observed, undeclared })
+  while (size > MAX_JSON_BYTES && (observed.exec.length > 0 || observed.paths.length > 0)) {
     observed.cut = true
-    const drop =
-      observed.paths.length > observed.exec.length ? observed.paths.pop() : observed.exec.pop()?.name
-    const at = undeclared.findIndex((need) => (need.kind === 'paths' ? need.path : need.name) === drop)
-    if (at >= 0) undeclared.splice(at, 1)
+    const dropped = observed.paths.length > observed.exec.length ? observed.paths.pop() : observed.exec.pop()
+    const key = typeof dropped === 'string' ? dropped : dropped?.name
+    const at = undeclared.findIndex((need) => (need.kind === 'paths' ? need.path : need.name) === key)
+    size -= bytes(dropped) + (at >= 0 ? bytes(undeclared.splice(at, 1)[0]) : 0)
   }
   return { observed, undeclared }
 }

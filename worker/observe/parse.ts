@@ -2,6 +2,7 @@
 // the programs it looked up on the PATH, where each was found or that every entry was searched in vain,
 // and the workspace files it opened that were not there.
 import { basename, dirname, isAbsolute, join, relative } from 'node:path'
+import { MAX_OBSERVED_EXEC, MAX_OBSERVED_PATHS } from '../../src/contract/observed.js'
 
 export interface ExecNeed {
   name: string
@@ -21,9 +22,10 @@ export interface Needs {
   cut: boolean
 }
 
-// A test suite looks up hundreds of names and opens thousands of files: the record keeps the first.
-export const MAX_EXEC = 200
-export const MAX_PATHS = 100
+// A test suite looks up hundreds of names and opens thousands of files: the record keeps the first, as
+// many as a completion carries.
+const MAX_EXEC = MAX_OBSERVED_EXEC
+const MAX_PATHS = MAX_OBSERVED_PATHS
 
 // The calls that look a name up or open a file, each with where its path argument is. Not statx: shells,
 // Python's and Go's lookups stat with newfstatat, Node and Rust look up by execve; statx is what Node's

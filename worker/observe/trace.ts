@@ -18,6 +18,7 @@ import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { executableIn } from '../run/executable.js'
 import type { AgentIdentity } from '../run/process.js'
 import { type Needs, TRACED_CALLS, TraceReader } from './parse.js'
 
@@ -31,18 +32,8 @@ export interface Tracer {
 // Debian's packages, from the system's own directories only: never a program on the agent's PATH.
 const SYSTEM_DIRS = ['/usr/bin', '/bin']
 
-function program(name: string): string | undefined {
-  for (const dir of SYSTEM_DIRS) {
-    const path = join(dir, name)
-    try {
-      accessSync(path, constants.X_OK)
-      if (statSync(path).isFile()) return path
-    } catch {
-      // not in this one
-    }
-  }
-  return undefined
-}
+const program = (name: string) =>
+  SYSTEM_DIRS.map((dir) => executableIn(dir, name)).find((path) => path !== undefined)
 
 // The tracer this machine has and may use, or why there is none: installed, and allowed to trace (a
 // container's seccomp profile or a missing capability refuses ptrace; strace then runs nothing at all).

@@ -4,15 +4,7 @@
 import { readFileSync } from 'node:fs'
 import type { MiddlewareHandler } from 'hono'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import {
-  AgentReason,
-  type CheckResult,
-  DispatchStatus,
-  ExpiryReason,
-  type Outcome,
-  Reason,
-  SetupReason,
-} from '../../contract/index.js'
+import { type CheckResult, DispatchStatus, type Outcome, REASON_CODES, Reason } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import { countDispatches, type DispatchCounts, type OpenCount } from '../db/status-counts.js'
 import { routeOf } from './http.js'
@@ -142,15 +134,7 @@ const reasonLabel = (reason: string | undefined) =>
   reason === undefined ? '' : knownReasons.has(reason) ? reason : 'other'
 
 // The same for why a dispatch ended: setup reasons, preflight outcomes and the coordinator's own.
-const knownEndReasons = new Set<string>([
-  ...Object.values(SetupReason),
-  ...knownReasons,
-  ...Object.values(ExpiryReason),
-  ...Object.values(AgentReason),
-  'unmet',
-  'error',
-  'lease-expired',
-])
+const knownEndReasons = new Set<string>([...REASON_CODES, 'unmet', 'error', 'lease-expired'])
 const endReasonLabel = (reason: string | undefined) =>
   reason === undefined ? '' : knownEndReasons.has(reason) ? reason : 'other'
 

@@ -1,6 +1,7 @@
 // The trace reader on strace's own line shapes (the tracer tests run it on real traces).
 import { describe, expect, it } from 'vitest'
-import { MAX_EXEC, parseCall, TraceReader } from '../../../worker/observe/parse.js'
+import { MAX_OBSERVED_EXEC as MAX_EXEC } from '../../../src/contract/index.js'
+import { parseCall, TraceReader } from '../../../worker/observe/parse.js'
 
 const PATH = ['/opt/bin', '/usr/bin']
 const ENOENT = '= -1 ENOENT (No such file or directory)'
