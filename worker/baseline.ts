@@ -8,7 +8,9 @@
 // None of these runs a filter, a hook or fsmonitor; the real index is never read or written and nothing
 // is committed. The worker writes nothing in the scratch directory: git, running as the agent, writes
 // the temporary index there, and nothing else.
-import { lstat, mkdtemp, rm } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { constants, type Stats } from 'node:fs'
+import { lstat, mkdtemp, open, readlink, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Baseline, PreflightReport } from '../src/contract/index.js'
@@ -71,7 +73,8 @@ export interface Where {
 // UTF-8 is recorded as it is, never dropped or decoded into another name.
 // undefined when the workspace is not inside a git worktree: there is no state to record.
 // `timeoutMs` bounds each git run. Five git runs (six with links) for any workspace, four when `where`
-// is known: each costs a process, which is most of the baseline's price.
+// is known: each costs a process, which is most of the baseline's price. Two when the working state is
+// HEAD's own (asHead below), as it is after a clone and a setup that wrote only ignored files.
 export async function captureBaseline(
   workspace: string,
   git: GitRunner,
@@ -90,6 +93,9 @@ export async function captureBaseline(
     const env = { GIT_INDEX_FILE: join(scratch.dir, 'index') }
     const run = (args: string[], input?: Buffer) => must(git(root, args, { env, input, timeoutMs }), args)
     const entries = await listEntries(run)
+    if (head && (await asHead(root, entries))) {
+      return { head, tree: (await run(['rev-parse', '--verify', '--quiet', `${head}^{tree}`])).stdout.trim() }
+    }
     const { blobs, links } = await hashEntries(root, entries, run)
     // what is gone is simply not written: no removal, so no file/directory conflict either
     await run(['update-index', '-z', '--index-info'], indexInfo(blobs))
@@ -118,6 +124,8 @@ interface Entry {
   path: Buffer
   // a submodule: the commit HEAD records for it, kept as it is (its files belong to it)
   gitlink?: string
+  // a path of HEAD: its mode and object id there
+  inHead?: { mode: string; id: string }
 }
 
 // Paths in HEAD and files git does not ignore, from one `status` against the empty temporary index:
@@ -136,7 +144,8 @@ async function listEntries(run: Run): Promise<Entry[]> {
       const fields = text.split(' ', 8)
       const at = fields.reduce((sum, field) => sum + field.length + 1, 0)
       const path = record.subarray(at)
-      entries.set(text.slice(at), fields[3] === GITLINK ? { path, gitlink: fields[6] ?? '' } : { path })
+      const [mode = '', id = ''] = [fields[3], fields[6]]
+      entries.set(text.slice(at), mode === GITLINK ? { path, gitlink: id } : { path, inHead: { mode, id } })
     } else if (text.startsWith('? ')) {
       // A nested repository shows as "dir/": its files belong to it, not to this tree.
       const key = text.slice(2)
@@ -189,6 +198,60 @@ async function hashEntries(
   const shas = out.stdout.trim().split('\n')
   const blobs = files.map((f, i) => ({ path: f.path, mode: f.mode, sha: shas[i] ?? '' }))
   return { blobs: [...gitlinks, ...blobs], links }
+}
+
+// Whether the tree of the working state is HEAD's: nothing but HEAD's paths, each with HEAD's mode and
+// the object id of its bytes as they are (what hash-object --no-filters and update-index would give).
+// Hashed in the worker, which reads only a regular file with one link (never a hard link to a file
+// outside) or a link's own text, opened without following a link or blocking on a FIFO, in real
+// directories; anything else, or more than SAME_AS_HEAD_BYTES in all, is left to git's full path. The
+// tree is then HEAD's own, as git has it, rather than one write-tree would rewrite.
+async function asHead(root: string, entries: Entry[]): Promise<boolean> {
+  const realDir = inRealDirs(root)
+  let budget = SAME_AS_HEAD_BYTES
+  for (const { path, gitlink, inHead } of entries) {
+    if (gitlink !== undefined) continue
+    const algorithm = inHead && ID_ALGORITHM[inHead.id.length]
+    if (!inHead || !algorithm || !(await realDir(path))) return false
+    const at = inside(root, path)
+    const info = await lstat(at).catch(() => undefined)
+    let bytes: Buffer | undefined
+    if (info?.isSymbolicLink()) {
+      bytes =
+        inHead.mode === '120000'
+          ? await readlink(at, { encoding: 'buffer' }).catch(() => undefined)
+          : undefined
+    } else if (info?.isFile() && inHead.mode === (info.mode & 0o100 ? '100755' : '100644')) {
+      budget -= info.size
+      bytes = budget >= 0 ? await readRegular(at, info) : undefined
+    }
+    if (!bytes || blobId(algorithm, bytes) !== inHead.id) return false
+  }
+  return true
+}
+
+const SAME_AS_HEAD_BYTES = 32 * 1024 * 1024
+const ID_ALGORITHM: Record<number, string> = { 40: 'sha1', 64: 'sha256' }
+
+// The bytes of the regular file lstat saw at `at`, or undefined: a link, FIFO or device swapped in
+// since, a second link to it, a size that changed.
+export async function readRegular(at: Buffer, seen: Pick<Stats, 'dev' | 'ino' | 'size'>) {
+  const file = await open(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    () => undefined,
+  )
+  if (!file) return undefined
+  try {
+    const info = await file.stat()
+    if (!info.isFile() || info.nlink !== 1 || info.dev !== seen.dev || info.ino !== seen.ino) return undefined
+    const bytes = await file.readFile()
+    return bytes.length === seen.size ? bytes : undefined
+  } finally {
+    await file.close()
+  }
+}
+
+function blobId(algorithm: string, bytes: Buffer): string {
+  return createHash(algorithm).update(`blob ${bytes.length}\0`).update(bytes).digest('hex')
 }
 
 // A name as one --stdin-paths line, C-quoted (git unquotes a line that begins with a double quote): a

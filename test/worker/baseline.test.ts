@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, link, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { captureBaseline, probedWhere } from '../../worker/baseline.js'
+import { captureBaseline, probedWhere, readRegular } from '../../worker/baseline.js'
 import type { GitRunner } from '../../worker/run/job-git.js'
 import { git, makeRepo, promisorTrap, removeAll, tempDir, writeFiles } from '../support/git-fixtures.js'
 import { safeGit } from '../support/worker-git.js'
@@ -333,6 +334,131 @@ describe("the baseline with verify's top and HEAD", () => {
     expect(probedWhere(result('error', { toplevel: '/w', head: 'abc' }))).toBeUndefined()
     expect(probedWhere(result('unmet', { toplevel: null, head: null, shallow: false }))).toBeUndefined()
     expect(probedWhere({ results: result('met', {}).results.slice(0, 1) })).toBeUndefined()
+  })
+})
+
+// The working state that is HEAD's own (a clone, a setup that wrote only ignored files): status and
+// HEAD's tree, no hashing, index or write-tree in git. Anything else takes git's full path, whose tree
+// the reference (gitTree) gives.
+describe("the baseline of HEAD's own working state", () => {
+  async function taken(dir: string) {
+    const runs: string[] = []
+    const counting: GitRunner = (cwd, args, call) => {
+      runs.push(args[0] ?? '')
+      return safeGit(cwd, args, call)
+    }
+    const where = { root: dir, head: git(dir, 'rev-parse', 'HEAD') }
+    const base = await captureBaseline(dir, counting, { where })
+    return { base, runs, short: runs.join(' ') === 'status rev-parse' }
+  }
+
+  it('is HEAD and its tree, from a status and a rev-parse', async () => {
+    const dir = await repo({ 'a.txt': 'a\n', 'bin/run': '#!/bin/sh\n', '.gitignore': 'out/\n' })
+    await chmod(join(dir, 'bin/run'), 0o755)
+    git(dir, 'add', '-A')
+    git(dir, 'commit', '-q', '-m', 'exec')
+    await symlink('a.txt', join(dir, 'l'))
+    git(dir, 'add', 'l')
+    git(dir, 'commit', '-q', '-m', 'link')
+    await writeFiles(dir, { 'out/ignored': 'x' })
+    const { base, short } = await taken(dir)
+    expect(short).toBe(true)
+    expect(base).toEqual({ head: git(dir, 'rev-parse', 'HEAD'), tree: git(dir, 'rev-parse', 'HEAD^{tree}') })
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
+  it('is the same in a repository of sha256 ids', async () => {
+    const dir = await tempDir()
+    dirs.push(dir)
+    git(dir, 'init', '-q', '--object-format=sha256')
+    await writeFiles(dir, { 'a.txt': 'a\n' })
+    git(dir, 'add', '-A')
+    git(dir, 'commit', '-q', '-m', 'one')
+    const { base, short } = await taken(dir)
+    expect(short).toBe(true)
+    expect(base?.tree).toBe(git(dir, 'rev-parse', 'HEAD^{tree}'))
+  })
+
+  async function replace(at: string, make: (at: string) => Promise<unknown>) {
+    await rm(at)
+    await make(at)
+  }
+
+  // each a working state that differs from HEAD in one way the shortcut must see
+  const changes: [string, (dir: string) => Promise<unknown>][] = [
+    ['the same size, other bytes', (dir) => writeFile(join(dir, 'a.txt'), 'b\n')],
+    ['an executable bit', (dir) => chmod(join(dir, 'a.txt'), 0o755)],
+    ['a file gone', (dir) => rm(join(dir, 'a.txt'))],
+    ['a file added', (dir) => writeFiles(dir, { 'b.txt': 'b\n' })],
+    ['a link retargeted', (dir) => replace(join(dir, 'l'), (at) => symlink('b.txt', at))],
+    [
+      "a link replaced by a file of the link's text",
+      (dir) => replace(join(dir, 'l'), (at) => writeFile(at, 'a.txt')),
+    ],
+    ['a file replaced by a link', (dir) => replace(join(dir, 'a.txt'), (at) => symlink('l', at))],
+    ['a directory in place of a file', (dir) => replace(join(dir, 'a.txt'), (at) => mkdir(at))],
+  ]
+  it.each(changes)('takes the full path for %s', async (_, change) => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    await symlink('a.txt', join(dir, 'l'))
+    git(dir, 'add', 'l')
+    git(dir, 'commit', '-q', '-m', 'link')
+    await change(dir)
+    const { base, short } = await taken(dir)
+    expect(short).toBe(false)
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
+  // .gitignore hides the link itself from status: only the walk from the top sees it
+  it('reads nothing through a directory replaced by an ignored link, though the same bytes are there', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    await writeFiles(dir, { 'd/f': 'same\n', '.gitignore': 'd\n' })
+    git(dir, 'add', '-f', 'd/f', '.gitignore')
+    git(dir, 'commit', '-q', '-m', 'ignored d')
+    const outside = `${dir}-outside`
+    dirs.push(outside)
+    await writeFiles(outside, { f: 'same\n' })
+    await rm(join(dir, 'd'), { recursive: true })
+    await symlink(outside, join(dir, 'd'))
+    const { base, short } = await taken(dir)
+    expect(short).toBe(false)
+    expect(base?.tree).toBe(gitTree(dir))
+  })
+
+  // the worker reads what it hashes itself: never a second link to a file that may be outside
+  it('leaves a file with a second link to git', async () => {
+    const dir = await repo({ 'a.txt': 'a\n' })
+    const outside = `${dir}-outside`
+    dirs.push(outside)
+    await link(join(dir, 'a.txt'), outside)
+    const { base, short } = await taken(dir)
+    expect(short).toBe(false)
+    expect(base?.tree).toBe(git(dir, 'rev-parse', 'HEAD^{tree}'))
+  })
+
+  it('leaves more than 32 MiB of files to git', async () => {
+    const big = Buffer.alloc(32 * 1024 * 1024 + 1, 'x')
+    const dir = await repo({ 'a.txt': 'a\n' })
+    await writeFile(join(dir, 'big'), big)
+    git(dir, 'add', 'big')
+    git(dir, 'commit', '-q', '-m', 'big')
+    expect((await taken(dir)).short).toBe(false)
+  })
+
+  it('reads no FIFO, device or link swapped in for the file it saw, and never blocks on one', async () => {
+    const dir = await tempDir()
+    dirs.push(dir)
+    const file = join(dir, 'file')
+    await writeFile(file, 'a')
+    const seen = await stat(file)
+    expect(await readRegular(Buffer.from(file), seen)).toEqual(Buffer.from('a'))
+    execFileSync('mkfifo', [join(dir, 'fifo')])
+    await symlink(file, join(dir, 'link'))
+    for (const name of ['fifo', 'link']) {
+      expect(await readRegular(Buffer.from(join(dir, name)), seen)).toBeUndefined()
+    }
+    await writeFile(join(dir, 'other'), 'a')
+    expect(await readRegular(Buffer.from(join(dir, 'other')), seen)).toBeUndefined()
   })
 })
 
