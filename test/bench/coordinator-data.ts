@@ -1,10 +1,12 @@
 // Generates the reports benchmark history in SQL: 200 subagents × 8 requirements, 125,000 reports
-// over 30 days, 1,000,000 requirement_results rows; ~10% of reports unmet and ~2% error.
+// over 30 days, 1,000,000 requirement_results rows (BENCH_RESULT_ROWS: 10,000,000 makes 1,250,000
+// reports over 300 days); ~10% of reports unmet and ~2% error. Then the summary's rows, as migration
+// 0013 fills them from stored results.
 import type { Sql } from 'postgres'
 
 export const SUBAGENTS = 200
-export const REPORTS = 125_000
 export const REQUIREMENTS = 8 // per report, so REPORTS × REQUIREMENTS result rows
+export const REPORTS = Math.round(Number(process.env.BENCH_RESULT_ROWS ?? 1_000_000) / REQUIREMENTS)
 
 const KINDS = `array['paths','paths','paths','paths','exec','exec','exec','git']`
 const NAMES = `array['package.json','src/**/*.ts','dist/index.js','.github/workflows/*.yml','node','git','pnpm','worktree']`
@@ -50,5 +52,11 @@ export async function generateHistory(sql: Sql): Promise<void> {
     select ${ID_OFFSET} + i, p, 'subagent-' || (i % ${SUBAGENTS}), (${KINDS})[p + 1], (${NAMES})[p + 1],
       ${STATUS}, ${REASON}, ${OBSERVED}, 1.5, ${AT}
     from generate_series(1, ${REPORTS}) i cross join generate_series(0, ${REQUIREMENTS - 1}) p`)
+  await sql.unsafe(`
+    insert into requirement_rollups
+    select subagent_name, kind, requirement, count(*), count(*) filter (where status = 'met'),
+      count(*) filter (where status = 'unmet'), count(*) filter (where status = 'error'),
+      max(created_at) filter (where status = 'met')
+    from requirement_results group by subagent_name, kind, requirement`)
   await sql.unsafe('vacuum analyze')
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { type CheckResult, outcomeOf } from '../../src/contract/index.js'
 import { type Orm, one } from '../../src/coordinator/db/client.js'
+import { rollUp } from '../../src/coordinator/db/preflight.js'
 
 export interface SeedReport {
   subagent?: string
@@ -24,7 +25,8 @@ const defaults: CheckResult = {
 const at = (iso: string) => sql`${iso}::text::timestamptz`
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`
 
-// Inserts a subagent version, a dispatch and its report with one requirement_results row per result.
+// Inserts a subagent version, a dispatch and its report with one requirement_results row per result,
+// counted in requirement_rollups as a stored report is (where the database has them).
 export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchId: string }> {
   const subagent = seed.subagent ?? 'frontend-fixer'
   const results = seed.results.map((r) => ({ ...defaults, ...r }) as CheckResult)
@@ -49,6 +51,15 @@ export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchI
       values (${row?.id}, ${position}, ${subagent}, ${r.kind}, ${r.requirement}, ${r.status},
         ${r.reason ?? null}, ${json(r.observed)}, ${r.durationMs}, ${at(seed.at)})`)
   }
+  // (not on a database migrated only up to before requirement_rollups: migrating on fills it)
+  const rolls = await one<{ has: boolean }>(
+    db,
+    sql`SELECT to_regclass('requirement_rollups') IS NOT NULL AS has`,
+  )
+  if (rolls?.has)
+    await db.execute(
+      sql`WITH x AS (SELECT * FROM requirement_results WHERE report_id = ${row?.id}) ${rollUp}`,
+    )
   return { dispatchId }
 }
 

@@ -58,7 +58,20 @@ export interface Verdict {
 const judgedRows = (judged: Verdict) =>
   judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
 
-// Writes report, result rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
+// The summary's rows (requirement_rollups) counted on in the same statement as the results: always
+// equal to a recount. In key order, so two reports of one subagent lock its rows in the same order.
+// Reads the results from `x` (subagent_name, kind, requirement, status, created_at).
+export const rollUp = sql`
+  INSERT INTO requirement_rollups AS o (subagent_name, kind, requirement, checks, met, unmet, error, last_met_at)
+  SELECT subagent_name, kind, requirement, count(*), count(*) FILTER (WHERE status = 'met'),
+         count(*) FILTER (WHERE status = 'unmet'), count(*) FILTER (WHERE status = 'error'),
+         max(created_at) FILTER (WHERE status = 'met')
+  FROM x GROUP BY subagent_name, kind, requirement ORDER BY subagent_name, kind, requirement
+  ON CONFLICT (subagent_name, kind, requirement) DO UPDATE SET checks = o.checks + excluded.checks,
+    met = o.met + excluded.met, unmet = o.unmet + excluded.unmet, error = o.error + excluded.error,
+    last_met_at = greatest(o.last_met_at, excluded.last_met_at)`
+
+// Writes report, result rows, the summary's rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
 // without an explicit transaction. Answers the subagent's name, or undefined when the fence did not hold.
 export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
   return one<Pick<SqlRow<typeof dispatches>, 'subagent_name'>>(
@@ -76,14 +89,18 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
                  coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
                  ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)}
           FROM d RETURNING id, created_at, report -> 'results' AS results
+        ), x AS (
+          SELECT r.id, r.created_at, d.subagent_name, e.ordinality - 1 AS position, e.value->>'kind' AS kind,
+                 e.value->>'requirement' AS requirement, e.value->>'status' AS status, e.value
+          FROM r, d, jsonb_array_elements(coalesce(${judgedRows(judged)}, r.results)) WITH ORDINALITY AS e(value, ordinality)
         ), res AS (
           INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
                                            observed, duration_ms, created_at)
-          SELECT r.id, x.ordinality - 1, d.subagent_name, x.value->>'kind', x.value->>'requirement',
-                 x.value->>'status', x.value->>'reason', x.value->'observed', (x.value->>'durationMs')::float8,
-                 r.created_at
-          FROM r, d, jsonb_array_elements(coalesce(${judgedRows(judged)}, r.results)) WITH ORDINALITY AS x(value, ordinality)
-        ), ev AS (
+          SELECT id, position, subagent_name, kind, requirement, status, value->>'reason', value->'observed',
+                 (value->>'durationMs')::float8, created_at
+          FROM x
+        ), roll AS (${rollUp})
+        , ev AS (
           INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
           SELECT d.id, ${req.attempt}, 'preflight',
                  ${jsonb({ outcome: judged.outcome, decision: judged.decision })} FROM d

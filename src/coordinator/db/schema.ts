@@ -138,6 +138,22 @@ export const requirementResults = pgTable(
   (t) => [primaryKey({ columns: [t.reportId, t.position] })],
 )
 
+// One row per subagent × requirement, counted on as each report is stored (migrations/0013).
+export const requirementRollups = pgTable(
+  'requirement_rollups',
+  {
+    subagentName: text('subagent_name').notNull(),
+    kind: text('kind').notNull(),
+    requirement: text('requirement').notNull(),
+    checks: bigint('checks', { mode: 'number' }).notNull(),
+    met: bigint('met', { mode: 'number' }).notNull(),
+    unmet: bigint('unmet', { mode: 'number' }).notNull(),
+    error: bigint('error', { mode: 'number' }).notNull(),
+    lastMetAt: ts('last_met_at'),
+  },
+  (t) => [primaryKey({ columns: [t.subagentName, t.kind, t.requirement] })],
+)
+
 export const apiTokens = pgTable('api_tokens', {
   tokenHash: char('token_hash', { length: 64 }).primaryKey(),
   id: bigint('id', { mode: 'number' }).notNull().unique().generatedAlwaysAsIdentity(),

@@ -3,7 +3,7 @@ import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import { MAX_UNDECLARED_COUNTS, type SummaryPage, type UndeclaredCount } from '../../contract/index.js'
 import { type Orm, rows } from './client.js'
 import { decodeCursor, pageOf } from './cursor.js'
-import { requirementResults as rr } from './schema.js'
+import { requirementRollups as ro, requirementResults as rr } from './schema.js'
 import { instant, inWindow } from './sql.js'
 
 export interface SummaryFilters {
@@ -25,8 +25,10 @@ const lastMet = sql`max(${rr.createdAt}) filter (where ${rr.status} = 'met')`
 const toIso = (value: unknown) => (value === null ? null : new Date(value as string | Date).toISOString())
 
 // The page's query, unexecuted (the benchmark EXPLAINs it); fetches one group more than the limit.
+// Without a window, from requirement_rollups: the page's own rows, whatever the history holds.
 export function summaryQuery(db: Orm, query: SummaryFilters) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
+  if (query.since === undefined && query.until === undefined) return rolledUp(db, query, after)
   return db
     .select({
       subagent: rr.subagentName,
@@ -52,6 +54,38 @@ export function summaryQuery(db: Orm, query: SummaryFilters) {
     .orderBy(asc(rr.subagentName), asc(rr.kind), asc(rr.requirement))
     .limit(query.limit + 1)
 }
+
+function rolledUp(db: Orm, query: SummaryFilters, after: [string, string, string] | undefined) {
+  return db
+    .select({
+      subagent: ro.subagentName,
+      kind: ro.kind,
+      requirement: ro.requirement,
+      checks: sql<number>`${ro.checks}::int`,
+      met: sql<number>`${ro.met}::int`,
+      unmet: sql<number>`${ro.unmet}::int`,
+      error: sql<number>`${ro.error}::int`,
+      lastMetAt: sql`${ro.lastMetAt}`.mapWith(toIso),
+      firstUnmetAfterMetAt: driftAfterLastMet.mapWith(toIso),
+    })
+    .from(ro)
+    .where(
+      and(
+        query.subagent === undefined ? undefined : eq(ro.subagentName, query.subagent),
+        after &&
+          sql`(${ro.subagentName}, ${ro.kind}, ${ro.requirement}) > (${after[0]}, ${after[1]}, ${after[2]})`,
+      ),
+    )
+    .orderBy(asc(ro.subagentName), asc(ro.kind), asc(ro.requirement))
+    .limit(query.limit + 1)
+}
+
+// The drift of a rolled-up row: the first result after its last met one is unmet or in error by
+// definition, so this reads one entry of requirement_results_summary.
+const driftAfterLastMet = sql`(select min(later.created_at) from requirement_results as later
+  where later.subagent_name = requirement_rollups.subagent_name and later.kind = requirement_rollups.kind
+    and later.requirement = requirement_rollups.requirement and later.status <> 'met'
+    and later.created_at > requirement_rollups.last_met_at)`
 
 export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
   const page = pageOf(await summaryQuery(db, query), query.limit, (last) => [
