@@ -81,11 +81,13 @@ function rolledUp(db: Orm, query: SummaryFilters, after: [string, string, string
 }
 
 // The drift of a rolled-up row: the first result after its last met one is unmet or in error by
-// definition, so this reads one entry of requirement_results_summary.
-const driftAfterLastMet = sql`(select min(later.created_at) from requirement_results as later
+// definition, so this reads one entry of requirement_results_summary (in its order: with min() the
+// planner may choose to aggregate the whole failing streak, as it did on the benchmark's history).
+const driftAfterLastMet = sql`(select later.created_at from requirement_results as later
   where later.subagent_name = requirement_rollups.subagent_name and later.kind = requirement_rollups.kind
     and later.requirement = requirement_rollups.requirement and later.status <> 'met'
-    and later.created_at > requirement_rollups.last_met_at)`
+    and later.created_at > requirement_rollups.last_met_at
+  order by later.created_at limit 1)`
 
 export async function summarise(db: Orm, query: SummaryFilters): Promise<SummaryPage> {
   const page = pageOf(await summaryQuery(db, query), query.limit, (last) => [
