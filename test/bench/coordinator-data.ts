@@ -48,9 +48,9 @@ export async function generateHistory(sql: Sql): Promise<void> {
     from generate_series(1, ${REPORTS}) i`)
   await sql.unsafe(`
     insert into requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
-      observed, duration_ms, created_at)
+      observed, duration_ms, created_at, worker_id)
     select ${ID_OFFSET} + i, p, 'subagent-' || (i % ${SUBAGENTS}), (${KINDS})[p + 1], (${NAMES})[p + 1],
-      ${STATUS}, ${REASON}, ${OBSERVED}, 1.5, ${AT}
+      ${STATUS}, ${REASON}, ${OBSERVED}, 1.5, ${AT}, case when ${REASON} is not null then 'worker-' || (i % 16) end
     from generate_series(1, ${REPORTS}) i cross join generate_series(0, ${REQUIREMENTS - 1}) p`)
   await sql.unsafe(`
     insert into requirement_rollups

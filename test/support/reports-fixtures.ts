@@ -26,7 +26,7 @@ const at = (iso: string) => sql`${iso}::text::timestamptz`
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`
 
 // Inserts a subagent version, a dispatch and its report with one requirement_results row per result,
-// counted in requirement_rollups as a stored report is (where the database has them).
+// each with its report's worker when it has a reason, counted in requirement_rollups.
 export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchId: string }> {
   const subagent = seed.subagent ?? 'frontend-fixer'
   const results = seed.results.map((r) => ({ ...defaults, ...r }) as CheckResult)
@@ -51,12 +51,16 @@ export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchI
       values (${row?.id}, ${position}, ${subagent}, ${r.kind}, ${r.requirement}, ${r.status},
         ${r.reason ?? null}, ${json(r.observed)}, ${r.durationMs}, ${at(seed.at)})`)
   }
-  // (not on a database migrated only up to before requirement_rollups: migrating on fills it)
-  const rolls = await one<{ has: boolean }>(
+  // as a stored report is, where the database has come that far (migrating on fills the rest)
+  const has = await one<{ rollups: boolean; workers: boolean }>(
     db,
-    sql`SELECT to_regclass('requirement_rollups') IS NOT NULL AS has`,
+    sql`SELECT to_regclass('requirement_rollups') IS NOT NULL AS rollups, EXISTS (SELECT FROM
+      information_schema.columns WHERE table_name = 'requirement_results' AND column_name = 'worker_id') AS workers`,
   )
-  if (rolls?.has)
+  if (has?.workers)
+    await db.execute(sql`UPDATE requirement_results SET worker_id = ${seed.worker ?? 'w-1'}
+      WHERE report_id = ${row?.id} AND reason IS NOT NULL`)
+  if (has?.rollups)
     await db.execute(
       sql`WITH x AS (SELECT * FROM requirement_results WHERE report_id = ${row?.id}) ${rollUp}`,
     )

@@ -88,16 +88,16 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
           SELECT d.id, ${req.attempt}, d.subagent_name, d.subagent_version,
                  coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
                  ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)}
-          FROM d RETURNING id, created_at, report -> 'results' AS results
+          FROM d RETURNING id, created_at, worker_id, report -> 'results' AS results
         ), x AS (
-          SELECT r.id, r.created_at, d.subagent_name, e.ordinality - 1 AS position, e.value->>'kind' AS kind,
+          SELECT r.id, r.created_at, r.worker_id, d.subagent_name, e.ordinality - 1 AS position, e.value->>'kind' AS kind,
                  e.value->>'requirement' AS requirement, e.value->>'status' AS status, e.value
           FROM r, d, jsonb_array_elements(coalesce(${judgedRows(judged)}, r.results)) WITH ORDINALITY AS e(value, ordinality)
         ), res AS (
           INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
-                                           observed, duration_ms, created_at)
+                                           observed, duration_ms, created_at, worker_id)
           SELECT id, position, subagent_name, kind, requirement, status, value->>'reason', value->'observed',
-                 (value->>'durationMs')::float8, created_at
+                 (value->>'durationMs')::float8, created_at, CASE WHEN value ? 'reason' THEN worker_id END
           FROM x
         ), roll AS (${rollUp})
         , ev AS (

@@ -61,7 +61,9 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
   const byResults = query.kind !== undefined || query.reason !== undefined
   const byReports = query.outcome !== undefined || query.subagent !== undefined || query.worker !== undefined
-  if (byResults && !byReports) return byResult(db, query, after)
+  // a reason and a worker: that worker's results with the reason (requirement_results_worker_reason)
+  if ((byResults && !byReports) || (query.reason !== undefined && query.worker !== undefined))
+    return byResult(db, query, after)
   const filtered = and(
     ...conditionsFor(query),
     ...keysetWindow(pr.createdAt, pr.id, query, after),
@@ -95,7 +97,9 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
 // first (requirement_results_kind / _reason / _kind_reason) and joins each one's report until the page
 // is full: a frequent value stops after a page, a rare one reads only its few results. A result row
 // carries its report's created_at, so the window and the cursor bound the walk itself. Grouped,
-// because one report can hold several matching results and must appear once.
+// because one report can hold several matching results and must appear once. The report's own
+// filters are checked on each report joined; a worker with a reason is the results' own (a result
+// with a reason carries its report's worker).
 function byResult(db: Orm, query: ReportPageQuery, after: [string, number] | undefined) {
   const matched = db
     .select({ createdAt: rr.createdAt, reportId: rr.reportId })
@@ -104,6 +108,7 @@ function byResult(db: Orm, query: ReportPageQuery, after: [string, number] | und
       and(
         query.kind === undefined ? undefined : eq(rr.kind, query.kind),
         query.reason === undefined ? undefined : eq(rr.reason, query.reason),
+        query.reason === undefined || query.worker === undefined ? undefined : eq(rr.workerId, query.worker),
         ...keysetWindow(rr.createdAt, rr.reportId, query, after),
       ),
     )

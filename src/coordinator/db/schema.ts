@@ -134,6 +134,8 @@ export const requirementResults = pgTable(
     observed: jsonb('observed').notNull(),
     durationMs: doublePrecision('duration_ms').notNull(),
     createdAt: ts('created_at').notNull(),
+    // the report's worker, on a result with a reason (migrations/0014)
+    workerId: text('worker_id'),
   },
   (t) => [primaryKey({ columns: [t.reportId, t.position] })],
 )

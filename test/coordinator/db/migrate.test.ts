@@ -102,9 +102,13 @@ describe('migrate an existing database', () => {
       seeded.push((await seedReport(t.db.orm, { at, results: [unmet(`tool-${i}`), met()] })).dispatchId)
     const before = await rows(t.db.orm, sql`SELECT * FROM requirement_results ORDER BY report_id, position`)
     expect(await migrate(t.db)).toEqual(later.map((m) => m.name))
-    expect(await rows(t.db.orm, sql`SELECT * FROM requirement_results ORDER BY report_id, position`)).toEqual(
-      before,
+    const after = await rows<{ worker_id: string | null }>(
+      t.db.orm,
+      sql`SELECT * FROM requirement_results ORDER BY report_id, position`,
     )
+    expect(after.map(({ worker_id: _, ...row }) => row)).toEqual(before)
+    // 0014: a result with a reason carries its report's worker
+    expect(after.map((row) => row.worker_id)).toEqual(['w-1', null, 'w-1', null])
     const page = await listReports(t.db.orm, { reason: 'not-found', kind: 'exec', limit: 10 })
     expect(page.items.map((r) => r.dispatchId)).toEqual(seeded.reverse())
   })

@@ -1,6 +1,7 @@
 // requirement_rollups, the summary's rows: counted on by the statement that stores a report, they equal a
 // recount of requirement_results row by row — with reports stored concurrently, incomplete ones among them
-// — and the summary read from them equals the one aggregated from the results.
+// — and the summary read from them equals the one aggregated from the results. And the worker a result
+// with a reason carries.
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CheckResult, ClaimResponse, SubagentDefinition } from '../../../src/contract/index.js'
@@ -29,6 +30,7 @@ const ROLLED_UP = sql`SELECT subagent_name, kind, requirement, checks::int, met:
   FROM requirement_rollups ORDER BY 1, 2, 3`
 
 const STATUSES: CheckResult['status'][] = ['met', 'met', 'unmet', 'error']
+const REASONS = { unmet: 'not-found', error: 'timeout' }
 // a deterministic spread of statuses, so a run can be repeated
 const pick = (i: number, j: number) => STATUSES[(i * 7 + j * 3 + ((i * j) % 5)) % STATUSES.length] ?? 'met'
 
@@ -52,7 +54,10 @@ async function storeMany(count: number, parallel: number) {
   }
   const store = async ({ claim, def }: { claim: ClaimResponse; def: SubagentDefinition }, i: number) => {
     const report = reportFor(def)
-    report.results = report.results.map((r, j) => ({ ...r, status: pick(i, j) }))
+    report.results = report.results.map((r, j) => {
+      const status = pick(i, j)
+      return status === 'met' ? { ...r, status } : { ...r, status, reason: REASONS[status] }
+    })
     if (i % 5 === 0) report.results.pop()
     report.outcome = outcomeOf(report.results)
     const fence = { attempt: claim.dispatch.attempt, leaseToken: claim.lease.token }
@@ -69,6 +74,19 @@ describe('requirement_rollups', () => {
     const recount = await rows(t.db.orm, RECOUNT)
     expect(recount.length).toBe(8)
     expect(await rows(t.db.orm, ROLLED_UP)).toEqual(recount)
+  })
+
+  // GET /v1/reports?reason=…&worker=… walks requirement_results_worker_reason
+  it("stores the report's worker on each result with a reason, and on no other", async () => {
+    const [found] = await rows<{ reasons: number; wrong: number }>(
+      t.db.orm,
+      sql`SELECT (count(*) FILTER (WHERE r.reason IS NOT NULL))::int AS reasons,
+            (count(*) FILTER (WHERE r.worker_id IS DISTINCT FROM
+              CASE WHEN r.reason IS NOT NULL THEN p.worker_id END))::int AS wrong
+          FROM requirement_results r JOIN preflight_reports p ON p.id = r.report_id`,
+    )
+    expect(found?.reasons).toBeGreaterThan(100)
+    expect(found?.wrong).toBe(0)
   })
 
   it('gives the summary that aggregating the results gives, drift included', async () => {
