@@ -14,6 +14,10 @@ const NAMES = `array['package.json','src/**/*.ts','dist/index.js','.github/workf
 const SPREAD = '((hashint4(i)::bigint + 2147483648) % 100)'
 const OUTCOME = `case when ${SPREAD} < 10 then 'unmet' when ${SPREAD} < 12 then 'error' else 'met' end`
 const AT = `timestamptz '2026-01-01' + i * interval '20736 milliseconds'` // 125,000 × 20.736 s = 30 days
+// the last week of the history, whatever its length
+export const LAST_WEEK = new Date(
+  Date.parse('2026-01-01T00:00:00Z') + REPORTS * 20_736 - 7 * 86_400_000,
+).toISOString()
 
 // Report i gets id ID_OFFSET + i, clear of the ids the cycle benchmark used before.
 const ID_OFFSET = 10_000_000

@@ -4,7 +4,7 @@ import type { Sql } from 'postgres'
 import type { Orm } from '../../src/coordinator/db/client.js'
 import { type ReportPageQuery, reportsQuery } from '../../src/coordinator/db/reports.js'
 import { type SummaryFilters, summaryQuery } from '../../src/coordinator/db/summary.js'
-import { SUBAGENTS } from './coordinator-data.js'
+import { LAST_WEEK, SUBAGENTS } from './coordinator-data.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 
 export interface QueryCase {
@@ -67,8 +67,8 @@ export const queryCases: QueryCase[] = [
   },
   {
     name: 'summary ?subagent=…&since=… (last 7 days)',
-    path: (r) => `/v1/reports/summary?subagent=${subagent(r)}&since=2026-01-24T00:00:00Z&limit=100`,
-    explain: { subagent: 'subagent-7', since: '2026-01-24T00:00:00Z', limit: 100 },
+    path: (r) => `/v1/reports/summary?subagent=${subagent(r)}&since=${LAST_WEEK}&limit=100`,
+    explain: { subagent: 'subagent-7', since: LAST_WEEK, limit: 100 },
     kind: 'summary',
   },
   {
