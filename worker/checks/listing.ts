@@ -1,7 +1,6 @@
 // Directory listings read once per verify() call and shared by every paths check, with a count of entries read.
-import { type Dirent, type OpenDirOptions, opendirSync, readdirSync, statSync } from 'node:fs'
+import { type Dirent, opendirSync, readdirSync, statSync } from 'node:fs'
 import { isMissing } from '../run/paths.js'
-import { fsPath, nameOf } from './names.js'
 import { BATCH, type Turns } from './turns.js'
 
 // A directory whose st_size is larger than this is read a batch at a time, the walk's turns between batches
@@ -16,11 +15,8 @@ import { BATCH, type Turns } from './turns.js'
 // smaller than it is (some FUSE ones report 0) has it read in one readdirSync, as before.
 const BIG_DIRECTORY = 8 * 1024
 
-// An entry of a listing: its name as the walk spells it (names.ts), its type.
-export type Entry = Pick<Dirent, 'name' | 'isFile' | 'isDirectory' | 'isSymbolicLink'>
-
 // A directory's entries, or null when it is not there or not a directory.
-export type Listing = Entry[] | null
+export type Listing = Dirent[] | null
 
 export class DirectoryCache {
   // directory entries actually read from the file system (cache hits are not counted)
@@ -34,12 +30,9 @@ export class DirectoryCache {
   list(dir: string, turns: Turns): Listing | Promise<Listing> {
     const cached = this.listings.get(dir)
     if (cached !== undefined) return cached
-    const at = fsPath(dir)
     try {
-      if (statSync(at).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)
-      const entries = readdirSync(at, { withFileTypes: true })
-      if (!entries.some(mayBeBytes)) return this.keep(dir, entries)
-      return this.keep(dir, readdirSync(at, { withFileTypes: true, encoding: 'buffer' }).map(spelled))
+      if (statSync(dir).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)
+      return this.keep(dir, readdirSync(dir, { withFileTypes: true }))
     } catch (err) {
       return this.keep(dir, absent(err))
     }
@@ -47,8 +40,7 @@ export class DirectoryCache {
 
   private async listInTurns(dir: string, turns: Turns): Promise<Listing> {
     try {
-      const entries = await readInTurns(dir, turns, 'utf8')
-      return this.keep(dir, entries.some(mayBeBytes) ? await readInTurns(dir, turns, 'buffer') : entries)
+      return this.keep(dir, await readInTurns(dir, turns))
     } catch (err) {
       return this.keep(dir, absent(err))
     }
@@ -69,27 +61,13 @@ function absent(err: unknown): null {
   return null
 }
 
-// A name read as a string holds U+FFFD where its bytes are not UTF-8: its directory is read again as bytes.
-const mayBeBytes = (entry: Entry) => entry.name.includes('\uFFFD')
-
-function spelled(entry: Dirent<Buffer>): Entry {
-  return {
-    name: nameOf(entry.name),
-    isFile: () => entry.isFile(),
-    isDirectory: () => entry.isDirectory(),
-    isSymbolicLink: () => entry.isSymbolicLink(),
-  }
-}
-
-// A directory's entries a batch at a time, looking at the stop between batches; names read as strings, or
-// as bytes and spelled.
-async function readInTurns(dir: string, turns: Turns, encoding: 'utf8' | 'buffer'): Promise<Entry[]> {
-  // the types know no Dir of Buffer names
-  const handle = opendirSync(fsPath(dir), { bufferSize: BATCH, encoding } as OpenDirOptions)
+// A directory's entries a batch at a time, looking at the stop between batches.
+async function readInTurns(dir: string, turns: Turns): Promise<Dirent[]> {
+  const handle = opendirSync(dir, { bufferSize: BATCH })
   try {
-    const entries: Entry[] = []
+    const entries: Dirent[] = []
     for (let entry = handle.readSync(); entry; entry = handle.readSync()) {
-      entries.push(encoding === 'buffer' ? spelled(entry as unknown as Dirent<Buffer>) : entry)
+      entries.push(entry)
       if (turns.due()) {
         await turns.give()
         turns.signal.throwIfAborted()

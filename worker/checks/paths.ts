@@ -1,10 +1,9 @@
 // paths: each pattern must match at least one entry inside the workspace (one stat for a literal, a walk for a glob).
-import { lstatSync, statSync } from 'node:fs'
+import { lstatSync, realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/reasons.js'
 import { isInside, isMissing } from '../run/paths.js'
 import { agentAccess, reachable } from './access.js'
-import { fsPath, realPath, shown } from './names.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
 import { isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
@@ -28,20 +27,18 @@ export async function checkPaths(pattern: string, ctx: CheckContext): Promise<Fi
 function workspaceRealpath(ctx: CheckContext): string {
   let real = ctx.memo.get('realpath') as string | undefined
   if (real === undefined) {
-    real = realPath(ctx.workspace)
+    real = realpathSync.native(ctx.workspace)
     ctx.memo.set('realpath', real)
   }
   return real
 }
 
-// Paths are reported as shown(): a report is valid Unicode, a name that is not UTF-8 may not be.
 function unmet(entriesScanned: number, rejected: Rejected[] = []): Finding {
-  const listed = rejected.map(({ path, why }) => ({ path: shown(path), why }))
-  return { status: 'unmet', reason: Reason.NoMatch, observed: { entriesScanned, rejected: listed } }
+  return { status: 'unmet', reason: Reason.NoMatch, observed: { entriesScanned, rejected } }
 }
 
 function met(match: string): Finding {
-  return { status: 'met', observed: { match: shown(match) } }
+  return { status: 'met', observed: { match } }
 }
 
 // A literal names one path: the walk rules do not apply (`.git/HEAD` may be required), its real path decides.
@@ -120,7 +117,7 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
     }
     if (!isInside(real, realRoot)) return unmet(0, [{ path: rel, why: Rejection.SymlinkEscapesWorkspace }])
     if (hiddenByRealPath(real, realRoot, plan)) return unmet(0)
-    isDir = statSync(fsPath(real)).isDirectory()
+    isDir = statSync(real).isDirectory()
     frame = {
       rel,
       real,
@@ -135,7 +132,7 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
 // The real path of an entry, or undefined when it is not there (a dangling link, a loop, a file on the way).
 function resolves(path: string): string | undefined {
   try {
-    return realPath(path)
+    return realpathSync.native(path)
   } catch (err) {
     if (isMissing(err)) return undefined
     throw err
