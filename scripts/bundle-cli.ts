@@ -1,17 +1,18 @@
 // `npm run build`, after tsc: bundles the CLI's entry (main, the command table, commander) into
-// dist/src/cli/bin.js, which bin/preflight.js runs, with `check` (the checks, picomatch, picocolors) and
-// `worker` (the worker, execa, pino, zod, prom-client) each in a chunk loaded when it runs. A few files
-// to read and compile instead of hundreds of modules: the start-up of `preflight --version`, `preflight
-// check` and `preflight worker` (docs/benchmarks.md, "CLI start-up"). The other commands stay the
-// modules tsc wrote, beside it, imported when they run.
+// dist/src/cli/bin.js, which bin/preflight.js runs, with `check` (the checks, picomatch, picocolors),
+// `worker` (the worker, execa, pino, zod, prom-client) and `coordinator` (hono, drizzle, postgres.js and
+// the rest) each in a chunk loaded when it runs. A few files to read and compile instead of hundreds of
+// modules: the start-up of `preflight --version`, `preflight check`, `preflight worker` and `preflight
+// coordinator` (docs/benchmarks.md, "CLI start-up"). The other commands stay the modules tsc wrote,
+// beside it, imported when they run.
 import { readdirSync, rmSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { build, type Plugin } from 'esbuild'
 
 const CLI = join(import.meta.dirname, '../dist/src/cli')
-// the coordinator finds its migrations and assets relative to its modules: not moved into a chunk
+// Not moved into a chunk. The coordinator's modules find the migrations and the assets from a chunk
+// (dist/src/cli/) as from their own place (migrate.ts, docs.ts, pglite-datadir.ts look in both).
 const LAZY = [
-  'coordinator',
   'migrate',
   'token',
   'reports',
@@ -67,6 +68,8 @@ await build({
   target: 'node20',
   logLevel: 'warning',
   plugins: [besideTheBundle()],
+  // PGlite reads its wasm and data files beside its own module (and is imported only when it runs)
+  external: ['@electric-sql/pglite'],
   // commander, picomatch and pino are CommonJS: their require() of node: modules needs a real require
   // (under a name no bundled module declares)
   banner: {

@@ -10,7 +10,11 @@ import type { Role } from '../src/contract/index.js'
 import { ROLES } from '../src/contract/roles.js'
 import { parseBootstrapTokens } from '../src/coordinator/http/bootstrap-tokens.js'
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+// the package's directory: this module runs as TypeScript from scripts/ (the demo, the tests) or
+// compiled, from dist/scripts/ (npm start)
+export const ROOT = resolve(
+  fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '..' : '../..', import.meta.url)),
+)
 export const BIN = join(ROOT, 'bin', 'preflight.js')
 // npm start's own directory: the coordinator's PGlite, start.json (for the demo) and start.lock
 export const DATA_DIR = join(ROOT, '.preflight')
@@ -38,15 +42,12 @@ export function tokenSpec(tokens: Tokens): string {
   return ROLES.map((role) => `${role}:${tokens[role]}`).join(',')
 }
 
-// dist/ is built by `npm install`; build it when someone removed it.
+// dist/ is built by `npm install` (`prepare`); built again when someone removed it. The bundle is what
+// bin/preflight.js runs.
 export async function ensureBuilt(): Promise<void> {
-  if (existsSync(join(ROOT, 'dist', 'src', 'cli', 'main.js'))) return
-  await waitExit(
-    spawn(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    }),
-  )
+  if (existsSync(join(ROOT, 'dist', 'src', 'cli', 'bin.js'))) return
+  const code = await waitExit(spawn('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }))
+  if (code !== 0) throw new Error(`npm run build exited with code ${code}`)
 }
 
 // `detached`: its own process group, so a terminal's Ctrl-C reaches only the parent, which stops

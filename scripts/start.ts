@@ -1,6 +1,7 @@
 // `npm start [-- --host H] [-- --data-dir DIR] [-- --rotate-tokens]`: a coordinator on embedded PGlite under
-// ./.preflight plus one local worker, in one command. One per data directory: a second is refused before it
-// touches anything. Its tokens are kept there across restarts (start-tokens.ts).
+// ./.preflight plus one local worker, in one command; run compiled, from dist/scripts/ (start.mjs). One per
+// data directory: a second is refused before it touches anything. Its tokens are kept there across
+// restarts (start-tokens.ts).
 import type { ChildProcess } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
@@ -8,7 +9,6 @@ import { parseArgs } from 'node:util'
 import { takePidLock } from '../src/cli/pid-lock.js'
 import {
   DATA_DIR,
-  ensureBuilt,
   isolationArgs,
   ROOT,
   readState,
@@ -39,7 +39,6 @@ const local = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
 const url = `http://${local.includes(':') ? `[${local}]` : local}:${port}`
 const tokens = await keptTokens()
 
-await ensureBuilt()
 const coordinator = spawnPreflight(['coordinator', '--port', port, '--host', host, '--data-dir', dataDir], {
   env: { PREFLIGHT_BOOTSTRAP_TOKENS: tokenSpec(tokens) },
   detached: true,

@@ -1,7 +1,9 @@
 // The built CLI (scripts/bundle-cli.ts, run by `npm run build`): what `preflight --version` and
 // `preflight check` load before they answer is the bundle and node's own modules, never zod or a
-// command they do not run (docs/benchmarks.md, "CLI start-up").
+// command they do not run; `preflight worker` and `preflight coordinator` load chunks of their own
+// (docs/benchmarks.md, "CLI start-up").
 import { readdirSync, readFileSync } from 'node:fs'
+import { isBuiltin } from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
@@ -35,6 +37,7 @@ describe('the bundled CLI', () => {
   const files = readdirSync(CLI).filter((f) => /^bin(-.*)?\.js$/.test(f))
   const checkChunk = importsOf('bin.js').dynamic.find((s) => /^\.\/bin-check-.*\.js$/.test(s))
   const workerChunk = importsOf('bin.js').dynamic.find((s) => /^\.\/bin-worker-.*\.js$/.test(s))
+  const coordinatorChunk = importsOf('bin.js').dynamic.find((s) => /^\.\/bin-coordinator-.*\.js$/.test(s))
 
   it('starts with the bundle and node’s modules only', () => {
     expect([...closure('bin.js')].filter((s) => !allowed(s))).toEqual([])
@@ -55,19 +58,12 @@ describe('the bundled CLI', () => {
     const read = new Set(['bin.js', ...closure('bin.js'), ...closure((checkChunk as string).slice(2))])
     for (const file of files.filter((f) => read.has(f) || read.has(`./${f}`)))
       expect(readFileSync(join(CLI, file), 'utf8')).not.toMatch(/\$?Zod[A-Z]\w+|pino|hono/)
-    const lazy = importsOf('bin.js').dynamic.filter((s) => s !== checkChunk && s !== workerChunk)
+    const chunks = [checkChunk, workerChunk, coordinatorChunk]
+    const lazy = importsOf('bin.js').dynamic.filter((s) => !chunks.includes(s))
     expect([...new Set(lazy)].sort()).toEqual(
-      [
-        'coordinator',
-        'dispatches-create',
-        'dispatches',
-        'explain',
-        'learn',
-        'migrate',
-        'reports',
-        'subagents',
-        'token',
-      ].map((c) => `./${c}.js`),
+      ['dispatches-create', 'dispatches', 'explain', 'learn', 'migrate', 'reports', 'subagents', 'token'].map(
+        (c) => `./${c}.js`,
+      ),
     )
   })
 
@@ -80,5 +76,14 @@ describe('the bundled CLI', () => {
     const chunk = (workerChunk as string).slice(2)
     expect([...closure(chunk)].filter((s) => !allowed(s))).toEqual([])
     expect(importsOf(chunk).dynamic.filter((s) => !s.startsWith('node:'))).toEqual([])
+  })
+
+  it('runs coordinator from a chunk of its own, PGlite imported only by the chunks that open it', () => {
+    expect(coordinatorChunk).toBeDefined()
+    const chunk = (coordinatorChunk as string).slice(2)
+    // postgres.js names node's modules without node:
+    expect([...closure(chunk)].filter((s) => !allowed(s) && !isBuiltin(s))).toEqual([])
+    const dynamic = importsOf(chunk).dynamic.filter((s) => !s.startsWith('node:'))
+    expect(dynamic.filter((s) => !/^\.\/bin-.*\.js$/.test(s))).toEqual(['@electric-sql/pglite'])
   })
 })

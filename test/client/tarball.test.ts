@@ -144,6 +144,11 @@ describe('the tarball, installed by npm', () => {
         read: 'installed',
         refused: '404 not-found',
       })
+      // the API reference's script from dist/assets/ (no @scalar package is installed): read from the
+      // CLI's coordinator chunk as from tsc's modules
+      const script = await fetch(`${coordinator.url}/docs/scalar.js`)
+      expect(script.status).toBe(200)
+      expect((await script.text()).length).toBeGreaterThan(100_000)
     } finally {
       const { child } = coordinator
       if (child.exitCode === null && child.signalCode === null) {

@@ -1,7 +1,8 @@
-// `npm start` (scripts/start.ts) run for real: a coordinator on PGlite and a worker, each in a temp data
-// directory on a free port — one instance per directory, loopback by default, npm's PATH additions kept
-// from the worker, an exit code that says a child died, tokens kept across restarts, and example commands
-// that paste into any shell.
+// `npm start` (scripts/start.ts, compiled) run for real: a coordinator on PGlite and a worker, each in a
+// temp data directory on a free port — one instance per directory, loopback by default, npm's PATH
+// additions kept from the worker, an exit code that says a child died, nothing it started left running
+// once it exits (Ctrl-C, SIGTERM, npm gone), tokens kept across restarts, and example commands that paste
+// into any shell.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
@@ -14,31 +15,44 @@ import { pgliteTemplate } from '../support/db.js'
 import { waitFor } from '../support/wait.js'
 
 const NPM_BIN = '/somewhere/project/node_modules/.bin'
+// what `npm start` runs (package.json), without its `node`: the same script the same way
+const START = (JSON.parse(readFileSync('package.json', 'utf8')).scripts.start as string).split(' ').slice(1)
 
 interface Started {
   child: ChildProcess
   output: () => string
 }
 
+const startEnv = (port: number): NodeJS.ProcessEnv => ({
+  ...process.env,
+  PREFLIGHT_PORT: String(port),
+  // npm start's default range (61000, as root) is test/e2e/isolation.test.ts's: a worker sweeps
+  // every process of its slot uids before each claim, and killed that test's agents when both ran
+  // at once (docs/operations.md: no two workers with overlapping ranges in one PID namespace)
+  PREFLIGHT_AGENT_UID: '64000',
+})
+
 // `under`: the program npm start runs under, as npm runs it (a parent that may exit without a word)
 function start(dataDir: string, port: number, args: string[] = [], under: string[] = []): Started {
-  const child = spawn(
-    process.execPath,
-    [...under, '--import', 'tsx', 'scripts/start.ts', '--data-dir', dataDir, ...args],
-    {
-      env: {
-        ...process.env,
-        PREFLIGHT_PORT: String(port),
-        // npm start's default range (61000, as root) is test/e2e/isolation.test.ts's: a worker sweeps
-        // every process of its slot uids before each claim, and killed that test's agents when both ran
-        // at once (docs/operations.md: no two workers with overlapping ranges in one PID namespace)
-        PREFLIGHT_AGENT_UID: '64000',
-        PATH: `${NPM_BIN}:${process.env.PATH}`,
-        npm_lifecycle_event: 'start',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
+  const child = spawn(process.execPath, [...under, ...START, '--data-dir', dataDir, ...args], {
+    env: { ...startEnv(port), PATH: `${NPM_BIN}:${process.env.PATH}`, npm_lifecycle_event: 'start' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  return recorded(child)
+}
+
+// `npm start` itself, as a terminal runs it: npm leads a process group of its own (the terminal's job),
+// its shell and the script in it.
+function npmStart(dataDir: string, port: number): Started {
+  const child = spawn('npm', ['start', '--', '--data-dir', dataDir], {
+    env: startEnv(port),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
+  return recorded(child)
+}
+
+function recorded(child: ChildProcess): Started {
   let output = ''
   child.stdout?.on('data', (b) => (output += b))
   child.stderr?.on('data', (b) => (output += b))
@@ -88,6 +102,34 @@ const zombie = (pid: number) => {
   } catch {
     return true
   }
+}
+
+// The processes of start.json still running (a zombie has ended: its parent has not looked yet).
+const stillRunning = (state: StartState) =>
+  [state.pid, state.coordinatorPid, state.workerPid].filter(
+    (pid): pid is number => pid !== undefined && existsSync(`/proc/${pid}`) && !zombie(pid),
+  )
+
+// A data directory of its own, holding a database made already (a copy of the tests' PGlite template).
+async function ownDataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'preflight-start-own-'))
+  await cp(await pgliteTemplate(), join(dir, 'pgdata'), { recursive: true })
+  return dir
+}
+
+// After a test, failed or not: what it started stopped (the group of an `npm start`, the processes of
+// start.json, `ran` read earlier or the file still there), and its directory removed.
+async function discard(started: Started | undefined, dir: string, ran?: StartState): Promise<void> {
+  if (started && started.child.exitCode === null && started.child.signalCode === null) {
+    try {
+      process.kill(-(started.child.pid as number), 'SIGKILL')
+    } catch {
+      started.child.kill('SIGKILL')
+    }
+  }
+  for (const state of [ran, await readState(dir)])
+    for (const pid of state ? stillRunning(state) : []) process.kill(pid, 'SIGKILL')
+  await rm(dir, { recursive: true, force: true })
 }
 
 async function stop(started: Started): Promise<number> {
@@ -184,18 +226,50 @@ describe('npm start', () => {
       "const c = require('node:child_process').spawn(process.execPath, process.argv.slice(1), { stdio: 'inherit' }); process.on('SIGTERM', () => process.exit(143)); c.on('exit', (code) => process.exit(code ?? 1))",
       '--',
     ]
-    const other = await mkdtemp(join(tmpdir(), 'preflight-start-parent-'))
+    const other = await ownDataDir()
+    let started: Started | undefined
+    let ran: StartState | undefined
     try {
-      await cp(await pgliteTemplate(), join(other, 'pgdata'), { recursive: true })
-      const started = start(other, await freePort(), [], parent)
-      const ran = await running(other)
-      const pids = [ran.pid, ran.coordinatorPid, ran.workerPid] as number[]
+      started = start(other, await freePort(), [], parent)
+      ran = await running(other)
       started.child.kill('SIGTERM')
       await waitExit(started.child)
-      const alive = () => pids.filter((pid) => existsSync(`/proc/${pid}`) && !zombie(pid))
-      await waitFor(() => alive().length === 0, { timeoutMs: 15_000, what: `npm start's processes to end` })
+      await waitFor(() => stillRunning(ran as StartState).length === 0, {
+        timeoutMs: 15_000,
+        what: `npm start's processes to end`,
+      })
     } finally {
-      await rm(other, { recursive: true, force: true })
+      await discard(started, other, ran)
+    }
+  }, 60_000)
+
+  it('has stopped everything it started when npm exits on Ctrl-C (SIGINT to its whole process group)', async () => {
+    const other = await ownDataDir()
+    let started: Started | undefined
+    let ran: StartState | undefined
+    try {
+      started = npmStart(other, await freePort())
+      ran = await running(other)
+      process.kill(-(started.child.pid as number), 'SIGINT')
+      await waitExit(started.child)
+      expect(stillRunning(ran)).toEqual([])
+    } finally {
+      await discard(started, other, ran)
+    }
+  }, 60_000)
+
+  it('has stopped everything it started, and exits 0, when SIGTERM reaches the script alone', async () => {
+    const other = await ownDataDir()
+    let started: Started | undefined
+    let ran: StartState | undefined
+    try {
+      started = npmStart(other, await freePort())
+      ran = await running(other)
+      process.kill(ran.pid, 'SIGTERM')
+      expect(await waitExit(started.child)).toBe(0)
+      expect(stillRunning(ran)).toEqual([])
+    } finally {
+      await discard(started, other, ran)
     }
   }, 60_000)
 

@@ -1,13 +1,11 @@
 // Database connections: postgres.js for a real PostgreSQL, PGlite (embedded) when no URL is given.
-import { PGlite } from '@electric-sql/pglite'
 import type { SQL } from 'drizzle-orm'
 import { type PgDatabase, PgDialect, type PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { Circuit } from './circuit.js'
 import { gatePool } from './gate.js'
-import { isDataDir, type MadeFrom, makeDataDir } from './pglite-datadir.js'
+import type { MadeFrom } from './pglite-datadir.js'
 
 // drizzle over either driver; also the type of a transaction handle (tx extends it).
 export type Orm = PgDatabase<PgQueryResultHKT>
@@ -106,21 +104,44 @@ export function connectPostgres(url: string, opts: ConnectOptions = {}): Databas
   }
 }
 
+// PGlite's buffer pool: PostgreSQL's default 128 MB is zeroed in wasm at every start (0.3–0.5 s of a
+// coordinator's start on a 2-core machine); the embedded database of one machine reads the rest of its
+// pages from the OS's cache
+const PGLITE_SHARED_BUFFERS = '32MB'
+
 export async function openPglite(dataDir: string | undefined, opts: PgliteOptions = {}): Promise<Database> {
-  if (dataDir && !isDataDir(dataDir)) await makeDataDir(dataDir, opts.making)
-  const pg = new PGlite(dataDir)
-  await pg.waitReady
-  await pg.exec(
-    `SET statement_timeout = ${Math.trunc(opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)}`,
-  )
-  const orm = drizzlePglite(pg) as unknown as Orm
-  return {
-    kind: 'pglite',
-    orm,
-    script: (fn) => pg.transaction((tx) => fn(async (text) => (await tx.exec(text)).at(-1)?.rows ?? [])),
-    // One process holds a PGlite database: the in-process waker is all the wake-up there is.
-    listen: async () => async () => {},
-    close: () => pg.close(),
+  // imported here: 0.1–0.3 s of start-up that a coordinator on PostgreSQL does not need
+  const [{ PGlite }, { drizzle: drizzlePglite }, { isDataDir, makeDataDir }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('./pglite-datadir.js'),
+  ])
+  // PGlite works in promise continuations and holds no handle of the event loop open. With none open,
+  // Node waits for every V8 background task (the TurboFan compiles of the wasm PGlite runs) before it
+  // runs the next continuation: 0.2–0.5 s of stall after a coordinator's first statements on a 2-core
+  // machine. A timer held while the database is open keeps the loop from waiting on them.
+  const awake = setInterval(() => {}, 2 ** 30)
+  try {
+    if (dataDir && !isDataDir(dataDir)) await makeDataDir(dataDir, opts.making)
+    const pg = new PGlite(dataDir, {
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    })
+    await pg.waitReady
+    await pg.exec(
+      `SET statement_timeout = ${Math.trunc(opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS)}`,
+    )
+    const orm = drizzlePglite(pg) as unknown as Orm
+    return {
+      kind: 'pglite',
+      orm,
+      script: (fn) => pg.transaction((tx) => fn(async (text) => (await tx.exec(text)).at(-1)?.rows ?? [])),
+      // One process holds a PGlite database: the in-process waker is all the wake-up there is.
+      listen: async () => async () => {},
+      close: () => pg.close().finally(() => clearInterval(awake)),
+    }
+  } catch (err) {
+    clearInterval(awake)
+    throw err
   }
 }
 

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Database } from './client.js'
 
-// Walks up from this module (src/coordinator/db or dist/src/coordinator/db) to the package's migrations/ directory.
+// Walks up from this module (src/coordinator/db, dist/src/coordinator/db, or the CLI's coordinator chunk in
+// dist/src/cli) to the package's migrations/ directory.
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url)).replace(
   /\/dist\/migrations\/$/,
   '/migrations/',

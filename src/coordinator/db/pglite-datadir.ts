@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
 import { PGlite } from '@electric-sql/pglite'
 
-// dist/assets/ beside the compiled code; a clone run from its sources (tsx, the tests) reads the one
-// its last `npm run build` wrote
+// dist/assets/ beside the compiled code; the CLI's coordinator chunk (dist/src/cli/) and a clone run from
+// its sources (tsx, the tests) read it by the second path
 const ASSETS = [
   new URL('../../../assets/', import.meta.url),
   new URL('../../../dist/assets/', import.meta.url),
@@ -119,7 +119,7 @@ export async function writeImage(assets = fileURLToPath(ASSETS[0] as URL)): Prom
   await mkdir(assets, { recursive: true })
   for (const old of readdirSync(assets)) if (IMAGE.test(old) && old !== name) rmSync(join(assets, old))
   if (existsSync(file)) return file
-  // as openPglite's: no options
+  // as openPglite's, but for its buffer pool (a setting of each start, not of the directory)
   const pg = new PGlite()
   await pg.waitReady
   const dump = await pg.dumpDataDir('gzip')

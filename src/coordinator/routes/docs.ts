@@ -9,15 +9,28 @@ import { Hono } from 'hono'
 export const SCRIPT_PATH = '/docs/scalar.js'
 
 // The bundle of @scalar/api-reference: copied next to the compiled code by `npm run build` (the image
-// has no dev dependencies), read from node_modules in a clone. Read once, on the first request.
-const BUNDLE_COPY = new URL('../../../assets/scalar.js', import.meta.url)
+// has no dev dependencies), read from node_modules in a clone. Read once, on the first request. The copy
+// is dist/assets/, from dist/src/coordinator/routes/ (tsc's module) or from dist/src/cli/ (the CLI's
+// coordinator chunk, scripts/bundle-cli.ts).
+const BUNDLE_COPIES = [
+  new URL('../../../assets/scalar.js', import.meta.url),
+  new URL('../../assets/scalar.js', import.meta.url),
+]
 const BUNDLE_PACKAGE = '@scalar/api-reference/browser/standalone.js'
 
 let bundle: Promise<string | undefined> | undefined
 function readBundle(): Promise<string | undefined> {
-  bundle ??= readFile(BUNDLE_COPY, 'utf8').catch(() =>
-    readFile(createRequire(import.meta.url).resolve(BUNDLE_PACKAGE), 'utf8').catch(() => undefined),
-  )
+  bundle ??= (async () => {
+    for (const copy of BUNDLE_COPIES) {
+      const text = await readFile(copy, 'utf8').catch(() => undefined)
+      if (text !== undefined) return text
+    }
+    try {
+      return await readFile(createRequire(import.meta.url).resolve(BUNDLE_PACKAGE), 'utf8')
+    } catch {
+      return undefined
+    }
+  })()
   return bundle
 }
 

@@ -1,9 +1,13 @@
+import { spawnSync } from 'node:child_process'
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectPostgres, PREPARED, rows } from '../../../src/coordinator/db/client.js'
 import { jsonb } from '../../../src/coordinator/db/sql.js'
 import { toApiError } from '../../../src/coordinator/http/http.js'
-import { createTestDatabase, type TestDatabase } from '../../support/db.js'
+import { createTestDatabase, pgliteTemplate, type TestDatabase } from '../../support/db.js'
 import { startTcpProxy } from '../../support/tcp-proxy.js'
 import { waitFor } from '../../support/wait.js'
 
@@ -117,4 +121,69 @@ describe('database connections', () => {
       await proxy.close()
     }
   })
+})
+
+// A fresh node running `code` (ESM, with the compiled modules of dist/, as the binary runs them): how it
+// ended, within `timeoutMs`, and the URLs of the modules it loaded (seen by a load hook).
+async function runNode(code: string, timeoutMs = 30_000) {
+  const dir = await mkdtemp(join(tmpdir(), 'preflight-loaded-'))
+  try {
+    const list = join(dir, 'loaded')
+    const hook = `import { appendFileSync } from 'node:fs'
+      export async function load(url, context, next) { appendFileSync(${JSON.stringify(list)}, url + '\\n'); return next(url, context) }`
+    const register = `import { register } from 'node:module'
+      register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}))`
+    const child = spawnSync(
+      process.execPath,
+      ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', code],
+      // the database is the one `code` names, whatever the tests' environment says
+      { encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, DATABASE_URL: '' } },
+    )
+    const loaded = (await readFile(list, 'utf8')).split('\n').filter(Boolean)
+    return { status: child.status, signal: child.signal, stderr: child.stderr, loaded }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+const DIST = join(import.meta.dirname, '../../../dist/src/cli')
+const isPglite = (url: string) => url.includes('/node_modules/@electric-sql/pglite/')
+
+// The embedded database of a copy of the tests' template, opened and closed in a fresh node.
+async function openAndCloseEmbedded() {
+  const dataDir = await mkdtemp(join(tmpdir(), 'preflight-pglite-'))
+  try {
+    await cp(await pgliteTemplate(), join(dataDir, 'pgdata'), { recursive: true })
+    return await runNode(`
+      const { openDatabase } = await import(${JSON.stringify(join(DIST, 'database.js'))})
+      const db = await openDatabase({ dataDir: ${JSON.stringify(dataDir)} }, () => {})
+      await db.close()`)
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+describe('PGlite, imported only where it is used', () => {
+  it('is not loaded by a coordinator on PostgreSQL', async () => {
+    const ran = await runNode(`
+      await import(${JSON.stringify(join(DIST, 'coordinator.js'))})
+      const { openDatabase } = await import(${JSON.stringify(join(DIST, 'database.js'))})
+      const db = await openDatabase({ url: 'postgres://127.0.0.1:1/none' }, () => {})
+      await db.close()`)
+    expect(ran).toMatchObject({ status: 0, stderr: '' })
+    expect(ran.loaded.some((url) => url.endsWith('/dist/src/coordinator/server.js'))).toBe(true)
+    expect(ran.loaded.filter(isPglite)).toEqual([])
+  })
+
+  it('is loaded when the database is embedded', async () => {
+    const ran = await openAndCloseEmbedded()
+    expect(ran.loaded.filter(isPglite)).not.toEqual([])
+  }, 60_000)
+})
+
+describe('the embedded database', () => {
+  // open, it holds the event loop open (openPglite): closed, it must let go
+  it('lets the process end by itself once it is closed', async () => {
+    expect(await openAndCloseEmbedded()).toMatchObject({ status: 0, signal: null, stderr: '' })
+  }, 60_000)
 })
