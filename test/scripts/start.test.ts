@@ -243,34 +243,28 @@ describe('npm start', () => {
     }
   }, 60_000)
 
-  it('has stopped everything it started when npm exits on Ctrl-C (SIGINT to its whole process group)', async () => {
+  // npm start in its own process group, stopped by `stop`: how it exited, and what it had started and left
+  async function stopped(stop: (child: Started, ran: StartState) => void) {
     const other = await ownDataDir()
     let started: Started | undefined
     let ran: StartState | undefined
     try {
       started = npmStart(other, await freePort())
       ran = await running(other)
-      process.kill(-(started.child.pid as number), 'SIGINT')
-      await waitExit(started.child)
-      expect(stillRunning(ran)).toEqual([])
+      stop(started, ran)
+      return { code: await waitExit(started.child), left: stillRunning(ran) }
     } finally {
       await discard(started, other, ran)
     }
+  }
+
+  it('has stopped everything it started when npm exits on Ctrl-C (SIGINT to its whole process group)', async () => {
+    const { left } = await stopped((started) => process.kill(-(started.child.pid as number), 'SIGINT'))
+    expect(left).toEqual([])
   }, 60_000)
 
   it('has stopped everything it started, and exits 0, when SIGTERM reaches the script alone', async () => {
-    const other = await ownDataDir()
-    let started: Started | undefined
-    let ran: StartState | undefined
-    try {
-      started = npmStart(other, await freePort())
-      ran = await running(other)
-      process.kill(ran.pid, 'SIGTERM')
-      expect(await waitExit(started.child)).toBe(0)
-      expect(stillRunning(ran)).toEqual([])
-    } finally {
-      await discard(started, other, ran)
-    }
+    expect(await stopped((_, ran) => process.kill(ran.pid, 'SIGTERM'))).toEqual({ code: 0, left: [] })
   }, 60_000)
 
   // npm start again on this directory: its printed tokens and the checks of `use`; stopped whatever they throw
