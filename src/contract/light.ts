@@ -16,6 +16,14 @@ export const EMPTY_PATTERN = 'a path pattern must not be empty'
 export const LONG_PATTERN = `a path pattern must be at most ${MAX_PATTERN_LENGTH} characters`
 export const BAD_EXEC_NAME = 'an exec name must be a bare binary name (letters, digits, "._+-"; no slash)'
 
+// A pattern's length in characters: Unicode code points, as zod's `max` and JSON Schema's `maxLength` count
+// them (an emoji is one character, though two UTF-16 units in JavaScript's `length`; a lone surrogate is one).
+export function characters(text: string): number {
+  return text.length - (text.match(SURROGATE_PAIR)?.length ?? 0)
+}
+
+const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g
+
 // The grammar of a path pattern (docs/requirements.md, "paths"), each rule with what it says when broken.
 // `[\s\S]`, not `.`: a name may hold a newline, and `.` would let one hide a ".." segment behind it.
 export const PATTERN_RULES: readonly (readonly [RegExp, string])[] = [
@@ -23,8 +31,16 @@ export const PATTERN_RULES: readonly (readonly [RegExp, string])[] = [
   [/^(?!(?:[\s\S]*\/)?\.\.(?:\/|$))/, 'a path pattern must not contain a ".." segment'],
   [/^[^\\]*$/, 'a path pattern must use "/" separators, not backslashes'],
   [/^[^\0]*$/, 'a path pattern must not contain NUL'],
-  // the one leading "./" is dropped before picomatch reads a pattern: `./!x` is read as `!x`, a negation
-  [/^(?!(?:\.\/)?!)/, 'a path pattern must not be a negation (a leading "!", after "./" too)'],
+  // a name that is not UTF-8 is read with a lone surrogate for each of its bytes over 127, which only a
+  // wildcard may match (docs/requirements.md): no pattern spells one. Pairs pass, with the "u" flag (JSON
+  // Schema's) as without it.
+  [
+    /^(?:[^\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/,
+    'a path pattern must be valid Unicode: no lone surrogate ("\\udcff")',
+  ],
+  // the one leading "./" is dropped before picomatch reads a pattern, and picomatch drops one more: `./!x`
+  // is read as `!x`, a negation; refused after any run of "./", whatever the rules on "./" below say
+  [/^(?!(?:\.\/)*!)/, 'a path pattern must not be a negation (a leading "!", after "./" too)'],
   [/^(?![\s\S]*\/\/)/, 'a path pattern must be in normal form: no empty segment ("a//b")'],
   [
     /^(?:\.\/)?(?!(?:[\s\S]*\/)?\.(?:\/|$))[\s\S]/,
@@ -36,7 +52,7 @@ export const PATTERN_RULES: readonly (readonly [RegExp, string])[] = [
 export function pathPatternProblems(pattern: string): string[] {
   const problems: string[] = []
   if (pattern.length < 1) problems.push(EMPTY_PATTERN)
-  if (pattern.length > MAX_PATTERN_LENGTH) problems.push(LONG_PATTERN)
+  if (characters(pattern) > MAX_PATTERN_LENGTH) problems.push(LONG_PATTERN)
   for (const [rule, message] of PATTERN_RULES) if (!rule.test(pattern)) problems.push(message)
   return problems
 }

@@ -17,7 +17,8 @@ export { EXEC_NAME, GitFact, MAX_EXEC, MAX_PATHS, MAX_PATTERN_LENGTH } from './l
 
 const noDuplicates = (list: string[]) => new Set(list).size === list.length
 
-// The grammar of a path pattern (docs/requirements.md, "paths"), its rules and messages in light.ts.
+// The grammar of a path pattern (docs/requirements.md, "paths"), its rules and messages in light.ts. zod's
+// `max` counts code points, as light.ts's `characters` and JSON Schema's `maxLength` do (test/contract).
 export const PathPattern = PATTERN_RULES.reduce(
   (schema, [rule, message]) => schema.regex(rule, message),
   z.string().min(1, EMPTY_PATTERN).max(MAX_PATTERN_LENGTH, LONG_PATTERN),

@@ -3,7 +3,14 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ContextRequires, ExecName, PathPattern } from '../../src/contract/index.js'
-import { execNameProblems, pathPatternProblems, plainRequires } from '../../src/contract/light.js'
+import {
+  characters,
+  execNameProblems,
+  LONG_PATTERN,
+  PATTERN_RULES,
+  pathPatternProblems,
+  plainRequires,
+} from '../../src/contract/light.js'
 
 const RUNS = Number(process.env.PREFLIGHT_FUZZ_RUNS ?? 2_000)
 
@@ -16,7 +23,18 @@ const patternish = fc.oneof(
     })
     .map((parts) => parts.join('')),
   fc.string({ minLength: 500, maxLength: 520 }),
+  // near the length bound in characters of one and two UTF-16 units, and halves of a pair
+  fc
+    .array(fc.constantFrom('a', 'é', '😀', '\uD83D', '\uDE00', '\uDCFF'), { minLength: 250, maxLength: 530 })
+    .map((parts) => parts.join('')),
+  fc
+    .array(fc.constantFrom('./', '!', '.', '/', 'a', '../'), { maxLength: 6 })
+    .map((parts) => `${parts.join('')}!x`),
 )
+
+const ruleSaying = (words: string) => PATTERN_RULES.find(([, message]) => message.includes(words))?.[1]
+const NEGATION = ruleSaying('negation')
+const UNICODE = ruleSaying('lone surrogate')
 
 const zodMessages = (schema: typeof PathPattern | typeof ExecName, value: string) =>
   schema.safeParse(value).error?.issues.map((i) => i.message) ?? []
@@ -74,6 +92,31 @@ describe('the zod-free contract', () => {
       }),
       { numRuns: RUNS },
     )
+  })
+
+  it('counts a pattern in characters, an emoji as one, as the schema does', () => {
+    for (const [pattern, long] of [
+      ['😀'.repeat(512), false],
+      [`${'a'.repeat(511)}😀`, false],
+      ['😀'.repeat(513), true],
+      [`${'😀'.repeat(512)}a`, true],
+    ] as const) {
+      expect(pathPatternProblems(pattern).includes(LONG_PATTERN), pattern).toBe(long)
+      expect(zodMessages(PathPattern, pattern).includes(LONG_PATTERN), pattern).toBe(long)
+    }
+    expect(characters('😀é\uDCFF')).toBe(3)
+  })
+
+  it('refuses a negation behind any run of "./", whatever the other rules say', () => {
+    for (const pattern of ['!x', './!x', '././!x', './././!x'])
+      expect(pathPatternProblems(pattern), pattern).toContain(NEGATION)
+    expect(pathPatternProblems('a/!x')).toEqual([])
+  })
+
+  it('refuses a lone surrogate, which only a name that is not UTF-8 is read with', () => {
+    expect(pathPatternProblems('x\uDCFF')).toEqual([UNICODE])
+    expect(pathPatternProblems('x\uD83D*')).toEqual([UNICODE])
+    expect(pathPatternProblems('x😀*')).toEqual([])
   })
 
   it('refuses what the schema refuses at the limits, and accepts what a definition usually holds', () => {

@@ -1,9 +1,10 @@
 // An oracle for `paths`, written from docs/requirements.md ("paths") alone on top of picomatch's isMatch:
-// no pruning, no static prefix, no shared code with worker/checks — a naive walk of the whole tree, then
-// the documented rules. The differential test holds checkPaths to it.
+// no pruning, no static prefix, no shared code with worker/checks — a naive walk of the whole tree by bytes,
+// names spelled as the section says, then the documented rules. The differential test holds checkPaths to it.
 import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 import picomatch from 'picomatch'
+import { textOf } from './paths-trees.js'
 
 const OPTIONS = { dot: true, posix: true, windows: false }
 
@@ -36,8 +37,10 @@ export function oracle(workspace: string, input: string, memo: WalkMemo = new Ma
   if (!/[*?[\]{}()|$^+"]/.test(pattern)) return literal(workspace, realRoot, pattern, dirOnly)
   // a last `**` stands for one segment or more
   const read = pattern.split('/').at(-1) === '**' ? `${pattern}/*` : pattern
-  // picomatch's matcher, exact-string rule included, for the pattern as written
-  const picomatchAccepts = picomatch(read, OPTIONS)
+  // picomatch's matcher, exact-string rule included, for the pattern as written; never a negation
+  const picomatchAccepts = picomatch(read, OPTIONS, true)
+  if (picomatchAccepts.state?.negated)
+    throw new Error(`picomatch reads ${JSON.stringify(input)} as a negation`)
   const isMatch = (path: string) => path === pattern || picomatchAccepts(path)
   const namesNodeModules = pattern.split('/').includes('node_modules')
   let everything = memo.get(namesNodeModules)
@@ -65,44 +68,49 @@ function literal(workspace: string, realRoot: string, path: string, dirOnly: boo
   }
   let real: string
   try {
-    real = realpathSync(abs)
+    real = realpathSync.native(abs, { encoding: 'buffer' }).toString('latin1')
   } catch {
     verdict.rejected.set(path, 'dangling-symlink')
     return verdict
   }
-  if (!inside(real, realRoot)) verdict.rejected.set(path, 'symlink-escapes-workspace')
+  if (!inside(real, Buffer.from(realRoot).toString('latin1')))
+    verdict.rejected.set(path, 'symlink-escapes-workspace')
   else if (!dirOnly || statSync(abs).isDirectory()) verdict.matches.add(path)
   return verdict
 }
 
-// Every entry a glob's walk sees, by the walk rules, from the workspace down: listed through the spelled
-// path (the kernel follows the links), judged on real paths.
+// Every entry a glob's walk sees, by the walk rules, from the workspace down: listed through the path as
+// the bytes are (the kernel follows the links), judged on real paths, also bytes (realpathSync.native:
+// the JavaScript realpathSync reads a Buffer path as UTF-8 text); matched as spelled.
 function seeEverything(workspace: string, realRoot: string, namesNodeModules: boolean): Seen[] {
   const seen: Seen[] = []
-  const visit = (dir: string, onPath: string[]) => {
-    for (const name of readdirSync(join(workspace, dir))) {
+  // bytes read as Latin-1: one character a byte, so that paths compare and split as their bytes do
+  const root = Buffer.from(realRoot).toString('latin1')
+  const visit = (dir: Buffer, path: string, onPath: string[]) => {
+    for (const bytes of readdirSync(dir, { encoding: 'buffer' })) {
+      const name = textOf(bytes)
       if (name === '.git' || (name === 'node_modules' && !namesNodeModules)) continue
-      const path = dir === '' ? name : `${dir}/${name}`
-      const abs = join(workspace, path)
+      const child = path === '' ? name : `${path}/${name}`
+      const abs = Buffer.concat([dir, Buffer.from('/'), bytes])
       let real: string
       try {
-        real = realpathSync(abs)
+        real = realpathSync.native(abs, { encoding: 'buffer' }).toString('latin1')
       } catch {
-        seen.push({ path, why: 'dangling-symlink', isDir: false })
+        seen.push({ path: child, why: 'dangling-symlink', isDir: false })
         continue
       }
-      if (!inside(real, realRoot)) {
-        seen.push({ path, why: 'symlink-escapes-workspace', isDir: false })
+      if (!inside(real, root)) {
+        seen.push({ path: child, why: 'symlink-escapes-workspace', isDir: false })
         continue
       }
-      const segments = relative(realRoot, real).split('/')
+      const segments = real.slice(root.length).split('/')
       if (segments.includes('.git') || (!namesNodeModules && segments.includes('node_modules'))) continue
       const isDir = statSync(abs).isDirectory()
-      seen.push({ path, isDir })
-      if (isDir && !onPath.includes(real)) visit(path, [...onPath, real])
+      seen.push({ path: child, isDir })
+      if (isDir && !onPath.includes(real)) visit(abs, child, [...onPath, real])
     }
   }
-  visit('', [realRoot])
+  visit(Buffer.from(workspace), '', [root])
   return seen
 }
 

@@ -1,11 +1,17 @@
 // Generated workspaces for the differential test of `paths`: trees of files, directories, dot-entries, FIFOs
 // and symlinks (inside, escaping, dangling, looping, into .git and node_modules), names with glob
-// characters and non-ASCII. The patterns run on them: paths-patterns.ts.
+// characters, non-ASCII and not UTF-8. The patterns run on them: paths-patterns.ts.
+import { isUtf8 } from 'node:buffer'
 import { linkSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import fc from 'fast-check'
 
-// Names a segment may have: plain, dotted, the two the walk rules name, glob characters, non-ASCII.
+// Names that are not UTF-8, spelled as docs/requirements.md reads them (a byte over 127 as U+DC00 + it): a
+// lone byte, Latin-1 "été", a lead byte alone, a surrogate encoded in UTF-8. And U+FFFD, which such a name
+// reads as in a string.
+const BYTE_NAMES = ['x\uDCFF', '\uDCE9t\uDCE9', 'a\uDCC3', '\uDCED\uDCA0\uDC80.ts', 'x\uFFFD'] as const
+
+// Names a segment may have: plain, dotted, the two the walk rules name, glob characters, non-ASCII, bytes.
 export const NAMES = [
   'a',
   'b',
@@ -40,6 +46,7 @@ export const NAMES = [
   '"q"',
   'HEAD',
   'package.json',
+  ...BYTE_NAMES,
 ] as const
 
 export type Target =
@@ -64,6 +71,8 @@ export interface Tree {
 const name = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom('a', 'b', 'src') },
   { weight: 3, arbitrary: fc.constantFrom(...NAMES) },
+  // more often than among NAMES: a directory of such a name on the way to a match
+  { weight: 1, arbitrary: fc.constantFrom(...BYTE_NAMES) },
 )
 const segments = fc.array(name, { minLength: 1, maxLength: 4 })
 
@@ -91,6 +100,21 @@ export const tree: fc.Arbitrary<Tree> = fc.record({
   nodes: fc.array(treeNode, { minLength: 1, maxLength: 14 }),
 })
 
+// A path as the file system has it: each byte spelled U+DC00 + the byte back to that byte, the rest UTF-8.
+export function bytesOf(path: string): Buffer {
+  return Buffer.concat(
+    path
+      .split(/((?<![\uD800-\uDBFF])[\uDC80-\uDCFF])/)
+      .map((part, i) => (i % 2 ? Buffer.of(part.charCodeAt(0) - 0xdc00) : Buffer.from(part))),
+  )
+}
+
+// A name as docs/requirements.md spells it: its text when it is UTF-8, else byte by byte.
+export function textOf(name: Buffer): string {
+  if (isUtf8(name)) return name.toString()
+  return String.fromCharCode(...Array.from(name, (b) => (b < 0x80 ? b : 0xdc00 + b)))
+}
+
 // Paths into the built tree, links followed with no loop check (a loop is walked round a few times), up
 // to a few segments deep: the spellings a pattern through links and loops can take. Not the oracle's walk.
 export function pathsThrough(workspace: string, depth = 5, limit = 400): string[][] {
@@ -99,7 +123,7 @@ export function pathsThrough(workspace: string, depth = 5, limit = 400): string[
   for (let at = queue.shift(); at && found.length < limit; at = queue.shift()) {
     let names: string[] = []
     try {
-      names = readdirSync(join(workspace, ...at))
+      names = readdirSync(bytesOf(join(workspace, ...at)), { encoding: 'buffer' }).map(textOf)
     } catch {
       // not a directory, or a link that leads nowhere
     }
@@ -150,17 +174,17 @@ export function buildTree(root: string, t: Tree, fifo: string): string {
   }
   for (const node of nodes) {
     const at = join(workspace, ...node.path)
-    quietly(() => mkdirSync(node.kind === 'dir' ? at : dirname(at), { recursive: true }))
+    quietly(() => mkdirSync(bytesOf(node.kind === 'dir' ? at : dirname(at)), { recursive: true }))
   }
   for (const node of nodes) {
-    const at = join(workspace, ...node.path)
+    const at = bytesOf(join(workspace, ...node.path))
     if (node.kind === 'file') quietly(() => writeFileSync(at, 'x\n', { flag: 'wx' }))
     if (node.kind === 'fifo') quietly(() => linkSync(fifo, at))
   }
   for (const node of nodes) {
     if (node.kind !== 'link') continue
     const at = join(workspace, ...node.path)
-    quietly(() => symlinkSync(linkText(node, nodes, workspace, outside), at))
+    quietly(() => symlinkSync(bytesOf(linkText(node, nodes, workspace, outside)), bytesOf(at)))
   }
   return workspace
 }

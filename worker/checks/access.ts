@@ -2,6 +2,7 @@
 // Mode bits only: POSIX ACLs, LSMs (SELinux, AppArmor) and mount options (noexec) are not consulted.
 import { constants, lstatSync, readlinkSync, type Stats, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
+import { fsPath, pathOf } from './names.js'
 import type { AgentIdentity, CheckContext } from './types.js'
 
 export const Access = { Read: 0o4, Write: 0o2, Execute: 0o1 } as const
@@ -82,10 +83,11 @@ function enter(path: string, walk: Walk): string | null {
 function lookup(dir: string, name: string, walk: Walk): string | null {
   // `dir` is real (no links in it), so join() settles '.', '..' and '' as the kernel would
   const entry = join(dir, name)
-  const info = quietly(() => lstatSync(entry, { throwIfNoEntry: false }))
+  const info = quietly(() => lstatSync(fsPath(entry), { throwIfNoEntry: false }))
   if (!info?.isSymbolicLink()) return info ? entry : null
   if (++walk.links > MAX_LINKS) return null
-  const text = quietly(() => readlinkSync(entry))
+  // read as bytes: a link's text may name what is not UTF-8, spelled as the walk spells it (names.ts)
+  const text = quietly(() => pathOf(readlinkSync(fsPath(entry), { encoding: 'buffer' })))
   if (text === undefined) return null
   return follow(text.startsWith('/') ? enter('/', walk) : dir, text, walk)
 }
@@ -107,7 +109,7 @@ function follow(start: string | null, text: string, walk: Walk): string | null {
 
 // A real path: `who` may search it only if it is a directory with the search bit for `who`.
 function searchable(real: string, who: AgentIdentity): boolean {
-  const info = quietly(() => statSync(real, { throwIfNoEntry: false }))
+  const info = quietly(() => statSync(fsPath(real), { throwIfNoEntry: false }))
   return info?.isDirectory() === true && mayAccess(who, info, Access.Execute)
 }
 

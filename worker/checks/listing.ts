@@ -1,6 +1,7 @@
 // Directory listings read once per verify() call and shared by every paths check, with a count of entries read.
-import { type Dirent, opendirSync, readdirSync, statSync } from 'node:fs'
+import { type Dirent, type OpenDirOptions, opendirSync, readdirSync, statSync } from 'node:fs'
 import { isMissing } from '../run/paths.js'
+import { fsPath, nameOf } from './names.js'
 import { BATCH, type Turns } from './turns.js'
 
 // A directory whose st_size is larger than this is read a batch at a time, the walk's turns between batches
@@ -15,8 +16,11 @@ import { BATCH, type Turns } from './turns.js'
 // smaller than it is (some FUSE ones report 0) has it read in one readdirSync, as before.
 const BIG_DIRECTORY = 8 * 1024
 
+// An entry of a listing: its name as the walk spells it (names.ts), its type.
+export type Entry = Pick<Dirent, 'name' | 'isFile' | 'isDirectory' | 'isSymbolicLink'>
+
 // A directory's entries, or null when it is not there or not a directory.
-export type Listing = Dirent[] | null
+export type Listing = Entry[] | null
 
 export class DirectoryCache {
   // directory entries actually read from the file system (cache hits are not counted)
@@ -30,9 +34,12 @@ export class DirectoryCache {
   list(dir: string, turns: Turns): Listing | Promise<Listing> {
     const cached = this.listings.get(dir)
     if (cached !== undefined) return cached
+    const at = fsPath(dir)
     try {
-      if (statSync(dir).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)
-      return this.keep(dir, readdirSync(dir, { withFileTypes: true }))
+      if (statSync(at).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)
+      const entries = readdirSync(at, { withFileTypes: true })
+      if (!entries.some(mayBeBytes)) return this.keep(dir, entries)
+      return this.keep(dir, readdirSync(at, { withFileTypes: true, encoding: 'buffer' }).map(spelled))
     } catch (err) {
       return this.keep(dir, absent(err))
     }
@@ -40,7 +47,8 @@ export class DirectoryCache {
 
   private async listInTurns(dir: string, turns: Turns): Promise<Listing> {
     try {
-      return this.keep(dir, await readInTurns(dir, turns))
+      const entries = await readInTurns(dir, turns, 'utf8')
+      return this.keep(dir, entries.some(mayBeBytes) ? await readInTurns(dir, turns, 'buffer') : entries)
     } catch (err) {
       return this.keep(dir, absent(err))
     }
@@ -61,13 +69,27 @@ function absent(err: unknown): null {
   return null
 }
 
-// A directory's entries a batch at a time, looking at the stop between batches.
-async function readInTurns(dir: string, turns: Turns): Promise<Dirent[]> {
-  const handle = opendirSync(dir, { bufferSize: BATCH })
+// A name read as a string holds U+FFFD where its bytes are not UTF-8: its directory is read again as bytes.
+const mayBeBytes = (entry: Entry) => entry.name.includes('\uFFFD')
+
+function spelled(entry: Dirent<Buffer>): Entry {
+  return {
+    name: nameOf(entry.name),
+    isFile: () => entry.isFile(),
+    isDirectory: () => entry.isDirectory(),
+    isSymbolicLink: () => entry.isSymbolicLink(),
+  }
+}
+
+// A directory's entries a batch at a time, looking at the stop between batches; names read as strings, or
+// as bytes and spelled.
+async function readInTurns(dir: string, turns: Turns, encoding: 'utf8' | 'buffer'): Promise<Entry[]> {
+  // the types know no Dir of Buffer names
+  const handle = opendirSync(fsPath(dir), { bufferSize: BATCH, encoding } as OpenDirOptions)
   try {
-    const entries: Dirent[] = []
+    const entries: Entry[] = []
     for (let entry = handle.readSync(); entry; entry = handle.readSync()) {
-      entries.push(entry)
+      entries.push(encoding === 'buffer' ? spelled(entry as unknown as Dirent<Buffer>) : entry)
       if (turns.due()) {
         await turns.give()
         turns.signal.throwIfAborted()

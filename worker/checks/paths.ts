@@ -1,9 +1,10 @@
 // paths: each pattern must match at least one entry inside the workspace (one stat for a literal, a walk for a glob).
-import { lstatSync, realpathSync, statSync } from 'node:fs'
+import { lstatSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/reasons.js'
 import { isInside, isMissing } from '../run/paths.js'
 import { agentAccess, reachable } from './access.js'
+import { fsPath, realPath, shown } from './names.js'
 import { type GlobPlan, type LiteralPlan, planPattern } from './pattern.js'
 import { isSymlink } from './resolve.js'
 import type { CheckContext, Finding, Rejected } from './types.js'
@@ -27,18 +28,20 @@ export async function checkPaths(pattern: string, ctx: CheckContext): Promise<Fi
 function workspaceRealpath(ctx: CheckContext): string {
   let real = ctx.memo.get('realpath') as string | undefined
   if (real === undefined) {
-    real = realpathSync.native(ctx.workspace)
+    real = realPath(ctx.workspace)
     ctx.memo.set('realpath', real)
   }
   return real
 }
 
+// Paths are reported as shown(): a report is valid Unicode, a name that is not UTF-8 may not be.
 function unmet(entriesScanned: number, rejected: Rejected[] = []): Finding {
-  return { status: 'unmet', reason: Reason.NoMatch, observed: { entriesScanned, rejected } }
+  const listed = rejected.map(({ path, why }) => ({ path: shown(path), why }))
+  return { status: 'unmet', reason: Reason.NoMatch, observed: { entriesScanned, rejected: listed } }
 }
 
 function met(match: string): Finding {
-  return { status: 'met', observed: { match } }
+  return { status: 'met', observed: { match: shown(match) } }
 }
 
 // A literal names one path: the walk rules do not apply (`.git/HEAD` may be required), its real path decides.
@@ -117,7 +120,7 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
     }
     if (!isInside(real, realRoot)) return unmet(0, [{ path: rel, why: Rejection.SymlinkEscapesWorkspace }])
     if (hiddenByRealPath(real, realRoot, plan)) return unmet(0)
-    isDir = statSync(real).isDirectory()
+    isDir = statSync(fsPath(real)).isDirectory()
     frame = {
       rel,
       real,
@@ -132,7 +135,7 @@ function seePrefix(plan: GlobPlan, realRoot: string, ctx: CheckContext): Prefix 
 // The real path of an entry, or undefined when it is not there (a dangling link, a loop, a file on the way).
 function resolves(path: string): string | undefined {
   try {
-    return realpathSync.native(path)
+    return realPath(path)
   } catch (err) {
     if (isMissing(err)) return undefined
     throw err

@@ -75,31 +75,36 @@ function compilePattern(input: string): PatternPlan {
   const { pattern, dirOnly } = readPattern(input)
   if (!GLOB_CHARS.test(pattern)) return { glob: false, path: pattern, dirOnly }
   const segments = pattern.split('/')
+  // with picomatch's reading of the pattern (returnState)
+  const re = picomatch.makeRe(matchedAs(pattern), MATCH_OPTIONS, false, true) as Compiled
+  // Rebuilt from its tokens (after a POSIX class, a brace range, stars run together), picomatch's expression
+  // may have a "." of the pattern as a bare "." (any character: `a.b/[[:digit:]]` matches `a/b/1`): a
+  // segment with a "." may then match several of a path, and nothing is pruned.
+  const rebuilt = re.state?.backtrack === true
+  const glob = rebuilt ? /[*?[\]{}()|$^+".]/ : GLOB_CHARS
   // the static prefix: the leading plain segments, none when a "|" may split the whole expression
-  const plain = pattern.includes('|') ? 0 : segments.findIndex((segment) => GLOB_CHARS.test(segment))
+  const plain = pattern.includes('|') ? 0 : segments.findIndex((segment) => glob.test(segment))
   return {
     glob: true,
     base: segments.slice(0, plain).join('/'),
     dirOnly,
-    matches: matcher(pattern),
-    mayEnter: pruner(segments.slice(plain), pattern),
+    // picomatch's matcher, exact-string rule included (`docs/a(b).txt` names the file of that name, though
+    // its regular expression reads `(b)` as a group), without the per-call work of picomatch's function
+    matches: (path) => path === pattern || re.test(path),
+    mayEnter: rebuilt ? () => true : pruner(segments.slice(plain), pattern, re),
     namesNodeModules: segments.includes('node_modules'),
   }
 }
 
-// picomatch's matcher, exact-string rule included (`docs/a(b).txt` names the file of that name, though
-// its regular expression reads `(b)` as a group), without the per-call work of picomatch's function.
-function matcher(pattern: string): Matcher {
-  const re = picomatch.makeRe(matchedAs(pattern), MATCH_OPTIONS)
-  return (path) => path === pattern || re.test(path)
-}
+type Compiled = RegExp & { state?: { backtrack?: boolean } }
 
 // Segment by segment up to the first globstar; past it anything may hold a match. When a segment cannot be
-// matched on its own — a brace, bracket, extglob, quote or "|" that may span a "/", or a "$", which picomatch
-// compiles differently in a pattern of one segment ("$$*" does not match "$$") — nothing is pruned. A
-// segment's matcher keeps the exact-string rule: a path equal to the pattern has each segment equal to its.
-function pruner(parts: string[], pattern: string): GlobPlan['mayEnter'] {
-  if (/[(|"$]/.test(pattern) || !parts.every(balanced)) return () => true
+// matched on its own — a brace, bracket, extglob, quote or "|" that may span a "/", a class that can match
+// "/", or a "$", which picomatch compiles differently in a pattern of one segment ("$$*" does not match
+// "$$") — nothing is pruned. A segment's matcher keeps the exact-string rule: a path equal to the pattern
+// has each segment equal to its.
+function pruner(parts: string[], pattern: string, re: RegExp): GlobPlan['mayEnter'] {
+  if (/[(|"$]/.test(pattern) || !parts.every(balanced) || classMatchesSlash(re)) return () => true
   const star = parts.findIndex((p) => p.includes('**'))
   // up to the globstar; without one (star -1) all but the last segment, below which nothing is entered
   const fixed = parts.slice(0, star).map((p) => picomatch(p, MATCH_OPTIONS))
@@ -117,4 +122,14 @@ function balanced(segment: string): boolean {
   // as many pieces split at "[" as at "]": as many of each
   const pieces = (c: string) => segment.split(c).length
   return pieces('[') === pieces(']') && pieces('{') === pieces('}')
+}
+
+// The bracket classes of a regular expression's source, escapes stepped over (outside a class and in it).
+const CLASSES = /\\[\s\S]|\[(?:\\[\s\S]|[^\\\]])*\]/g
+
+// Whether a class of picomatch's expression can match "/", so that one segment of the pattern can match
+// several of a path: `[[:punct:]]`, `[[:ascii:]]`, `[.-0]`, `{+..0}` (read as `[+-0]`) and `[^[:alpha:]]`
+// can (picomatch keeps "/" out of `[^a]`, not out of a negated class that holds a POSIX class).
+function classMatchesSlash(re: RegExp): boolean {
+  return (re.source.match(CLASSES) ?? []).some((c) => c.startsWith('[') && new RegExp(c).test('/'))
 }

@@ -1,10 +1,12 @@
 // The bounded, stop-at-first-match walk of one glob below its static prefix, by the walk rules of
 // docs/requirements.md: symlinked directories are followed, judged by real path, loops cut.
-import { type Dirent, realpathSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Reason, Rejection } from '../../src/contract/reasons.js'
 import { isInside, isMissing } from '../run/paths.js'
 import { type AgentAccess, agentAccess, reachable } from './access.js'
+import type { Entry } from './listing.js'
+import { fsPath, realPath } from './names.js'
 import type { GlobPlan } from './pattern.js'
 import { Turns } from './turns.js'
 import type { CheckContext, Rejected } from './types.js'
@@ -51,7 +53,7 @@ export async function walkGlob(
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     if (ctx.signal.aborted) return { ...result, stopped: Reason.Timeout }
     // listed by real path (the directory the rules were judged on); unreadable (EACCES) throws: a fault
-    let entries: Dirent[]
+    let entries: Entry[]
     try {
       const listing = ctx.listings.list(frame.real, turns)
       // only a big directory's listing is a promise (it is read between turns): no other costs one
@@ -114,14 +116,14 @@ export async function walkGlob(
 function followLink(path: string, realRoot: string, plan: GlobPlan): Seen {
   let real: string
   try {
-    real = realpathSync.native(path)
+    real = realPath(path)
   } catch (err) {
     if (isMissing(err)) return { why: Rejection.DanglingSymlink }
     throw err
   }
   if (!isInside(real, realRoot)) return { why: Rejection.SymlinkEscapesWorkspace }
   if (hiddenByRealPath(real, realRoot, plan)) return 'hidden'
-  return { real, isDir: statSync(real).isDirectory() }
+  return { real, isDir: statSync(fsPath(real)).isDirectory() }
 }
 
 // The walk rules by real path: nothing in .git/, nothing in node_modules/ unless the pattern names it.
@@ -156,12 +158,12 @@ function reaches(agent: AgentAccess, rel: string, ctx: CheckContext, result: Wal
 export function linkProblem(abs: string, realRoot: string, dirOnly: boolean): Rejection | null | undefined {
   let target: string
   try {
-    target = realpathSync.native(abs)
+    target = realPath(abs)
   } catch (err) {
     if (isMissing(err)) return Rejection.DanglingSymlink
     throw err
   }
   if (!isInside(target, realRoot)) return Rejection.SymlinkEscapesWorkspace
-  if (dirOnly && !statSync(target).isDirectory()) return null
+  if (dirOnly && !statSync(fsPath(target)).isDirectory()) return null
   return undefined
 }

@@ -70,13 +70,23 @@ describe('bad input', () => {
     expectEnvelope(await h.call('GET', '/v1/subagents/x?bogus=1'), 400, 'invalid-request')
   })
 
-  it.each(['/etc/passwd', 'src//index.ts', 'src/./index.ts'])(
-    'refuses a subagent definition with the path pattern %j',
-    async (pattern) => {
-      const body = { ...definition('bad'), contextRequires: { paths: [pattern] } }
-      expectEnvelope(await h.call('POST', '/v1/subagents', { body }), 400, 'invalid-request')
-    },
-  )
+  it.each([
+    '/etc/passwd',
+    'src//index.ts',
+    'src/./index.ts',
+    // what picomatch would read as a negation, behind "./" or not
+    './!x',
+    '././!x',
+    'a/../!x',
+    // a lone surrogate, which only a name that is not UTF-8 is read with; 513 characters of one emoji each
+    'a\udcff',
+    '😀'.repeat(513),
+  ])('refuses a subagent definition with the path pattern %j', async (pattern) => {
+    const body = { ...definition('bad'), contextRequires: { paths: [pattern] } }
+    const r = await h.call('POST', '/v1/subagents', { body })
+    expectEnvelope(r, 400, 'invalid-request')
+    expect(r.body.error.message).toContain('contextRequires.paths.0:')
+  })
 
   it('refuses a NUL the database cannot store (in a key) with 400, not 500', async () => {
     const id = await queueDispatch(h)

@@ -84,15 +84,16 @@ describe('worker input the coordinator refuses', () => {
     })
 
     // The longest pattern a definition can declare, in characters that take 3 bytes each in UTF-8 and
-    // do not repeat (nothing for the index to compress), or 4-byte emoji: stored, judged, listed.
+    // do not repeat (nothing for the index to compress), or 4-byte emoji (one character each, as the
+    // worker counts them too): stored, judged, listed.
     it.each([
       [
         '3-byte characters',
         Array.from({ length: 512 }, (_, i) => String.fromCodePoint(0x4e00 + i * 7)).join(''),
       ],
-      ['4-byte emoji', Array.from({ length: 256 }, (_, i) => String.fromCodePoint(0x1f300 + i)).join('')],
+      ['4-byte emoji', Array.from({ length: 512 }, (_, i) => String.fromCodePoint(0x1f300 + i)).join('')],
     ])('takes a 512-character requirement of %s end to end', async (what, pattern) => {
-      expect(pattern.length).toBe(512)
+      expect([...pattern]).toHaveLength(512)
       const name = `long-${what.split(' ')[0]}`
       const def = { name, agent: { command: ['x'] }, contextRequires: { paths: [pattern] } }
       expect((await h.call('POST', '/v1/subagents', { body: def })).status).toBe(201)

@@ -258,6 +258,16 @@ describe('verify: requirements a coordinator should have refused', () => {
     ])
   })
 
+  // registration counts characters, an emoji as one: so does the worker, or it refused what was registered
+  it('checks a pattern of 512 emoji, as registration takes it, and refuses one of 513', async () => {
+    const ws = testDir()
+    const verdict = await verify({ paths: ['😀'.repeat(512), '😀'.repeat(513)] }, { workspace: ws, env: {} })
+    expect(verdict.results.map((r) => [r.status, r.reason])).toEqual([
+      ['unmet', 'no-match'],
+      ['error', 'invalid-requirement'],
+    ])
+  })
+
   it('answers error invalid-requirement for a path pattern not in normal form, though the file exists', async () => {
     const ws = testDir()
     write(ws, 'src/index.ts')

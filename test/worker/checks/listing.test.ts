@@ -1,5 +1,5 @@
 // One listing per directory per verify() call, shared by every paths check; "not there" is no listing.
-import { type Dirent, mkdirSync, readdirSync, symlinkSync } from 'node:fs'
+import { mkdirSync, readdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DirectoryCache, type Listing } from '../../../worker/checks/listing.js'
@@ -51,11 +51,24 @@ describe('DirectoryCache, a directory larger than 8 KiB', () => {
     const cache = new DirectoryCache()
     const listing = cache.list(dir, turns())
     expect(listing).toBeInstanceOf(Promise)
-    const kinds = (entries: Dirent[] | null) =>
+    const kinds = (entries: Listing) =>
       entries?.map((e) => `${e.name} ${e.isFile()} ${e.isDirectory()} ${e.isSymbolicLink()}`).sort()
     expect(kinds(await listing)).toEqual(kinds(readdirSync(dir, { withFileTypes: true })))
     expect(cache.entriesRead).toBe(1_000)
     expect(cache.list(dir, turns())).toBe(await listing)
+  })
+
+  it('reads it again as bytes, between turns, when a name in it is not UTF-8', async () => {
+    const dir = bigDir()
+    mkdirSync(Buffer.from([...Buffer.from(`${dir}/x`), 0xff]))
+    const cache = new DirectoryCache()
+    const listing = cache.list(dir, turns())
+    expect(listing).toBeInstanceOf(Promise)
+    const names = (await listing)?.map((e) => e.name)
+    expect(names).toHaveLength(1_001)
+    expect(names).toContain('x\uDCFF')
+    expect(names).not.toContain('x\uFFFD')
+    expect((await listing)?.find((e) => e.name === 'x\uDCFF')?.isDirectory()).toBe(true)
   })
 
   // a later check of the same verify() must not see a truncated directory as whole: that would be a miss

@@ -1,6 +1,7 @@
 // checkPaths against an oracle written from docs/requirements.md on top of picomatch's isMatch, over
-// generated trees and patterns (fast-check; a failure is shrunk to a small tree and pattern). In `npm test`
-// a fixed seed and a few hundred runs; `npm run test:fuzz` raises PREFLIGHT_FUZZ_RUNS (and takes
+// generated trees (names that are not UTF-8 among them) and patterns (fast-check; a failure is shrunk to a
+// small tree and pattern); a pattern the contract refuses must be refused by the check. In `npm test` a
+// fixed seed and a few hundred runs; `npm run test:fuzz` raises PREFLIGHT_FUZZ_RUNS (and takes
 // PREFLIGHT_FUZZ_SEED), and prints how many cases ran.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
@@ -8,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PathPattern } from '../../../src/contract/index.js'
 import type { Finding } from '../../../worker/checks/index.js'
 import { checkPaths } from '../../../worker/checks/paths.js'
 import { context } from '../../support/checks.js'
@@ -41,19 +43,23 @@ function disagreement(
   const expected = oracle(workspace, pattern, memo)
   const status = expected.matches.size > 0 ? 'met' : 'unmet'
   if (found.status !== status) return `${found.status}, oracle ${status}`
+  // a report shows each byte of a name that is not UTF-8 as U+FFFD
   if (status === 'met') {
     const match = found.observed.match as string
-    return expected.matches.has(match) ? undefined : `match ${match} is none of the oracle's`
+    return [...expected.matches].some((m) => shown(m) === match)
+      ? undefined
+      : `match ${match} is none of the oracle's`
   }
   const listed = found.observed.rejected as { path: string; why: string }[]
+  const rejected = [...expected.rejected].map(([path, why]) => [shown(path), why] as const)
   // every matching entry that does not count is listed (up to 20); anything else listed is the static prefix
   const base = staticPrefix(pattern.replace(/^\.\//, ''))
   for (const { path, why } of listed) {
-    const known = expected.rejected.get(path) === why || `${base}/`.startsWith(`${path}/`)
+    const known = rejected.some(([p, w]) => p === path && w === why) || `${base}/`.startsWith(`${path}/`)
     if (!known) return `rejected ${path} (${why}) that the oracle does not`
   }
   if (listed.length < 20) {
-    for (const [path, why] of expected.rejected)
+    for (const [path, why] of rejected)
       if (!listed.some((r) => r.path === path && r.why === why)) return `did not list ${path} (${why})`
   }
   return undefined
@@ -65,6 +71,7 @@ describe('paths, differentially against picomatch', () => {
     async () => {
       let trees = 0
       let patterns = 0
+      let refused = 0
       await fc.assert(
         fc.asyncProperty(tree, fc.array(patternSpec, { minLength: 1, maxLength: 5 }), async (t, specs) => {
           const root = mkdtempSync(join(scratch, 'case-'))
@@ -74,6 +81,11 @@ describe('paths, differentially against picomatch', () => {
             const memo: WalkMemo = new Map()
             trees++
             for (const pattern of patternsOf(specs, t, pathsThrough(workspace))) {
+              if (!PathPattern.safeParse(pattern).success) {
+                refused++
+                await expect(checkPaths(pattern, ctx), pattern).rejects.toThrow(/invalid path pattern/)
+                continue
+              }
               patterns++
               const found = await checkPaths(pattern, ctx)
               const problem = disagreement(workspace, pattern, found, memo)
@@ -87,7 +99,8 @@ describe('paths, differentially against picomatch', () => {
         { numRuns: RUNS, seed: SEED, endOnFailure: false },
       )
       console.log(
-        `paths differential: ${trees} trees, ${patterns} patterns compared (seed ${SEED}), no disagreement`,
+        `paths differential: ${trees} trees, ${patterns} patterns compared, ${refused} refused by both ` +
+          `(seed ${SEED}), no disagreement`,
       )
       expect(trees).toBeGreaterThanOrEqual(RUNS)
     },
@@ -98,7 +111,8 @@ describe('paths, differentially against picomatch', () => {
 
 // Names a segment can be written in with `@(…)` and `{…,…}` around it; not node_modules, which only a
 // segment that is literally `node_modules` names (documented: `{node_modules,x}/**` sees none).
-const PLAIN = NAMES.filter((name) => !/[*?[\]{}()|$^+",]/.test(name) && name !== 'node_modules')
+// Nor a name that is not UTF-8, which no pattern can spell.
+const PLAIN = NAMES.filter((name) => !/[*?[\]{}()|$^+",\uDC80-\uDCFF]/.test(name) && name !== 'node_modules')
 // not "?": picomatch reads `@(?)` as the text "@?" (a "?" just after "(" is literal), its own quirk
 const SIMPLE_OPS = ['keep', 'bracket', 'not-bracket', 'caret-bracket', 'posix-class', 'prefix-star'] as const
 
@@ -144,7 +158,12 @@ describe('paths: "something inside X", however it is spelled', () => {
 })
 
 function patternsOf(specs: PatternSpec[], t: Tree, through: string[][]): string[] {
-  return [...new Set(specs.map((s) => patternOf(s, t, through)).filter((p): p is string => p !== undefined))]
+  return [...new Set(specs.map((s) => patternOf(s, t, through)))]
+}
+
+// A path as a report shows it: each byte of a name that is not UTF-8 (a lone U+DC80–U+DCFF) as U+FFFD.
+function shown(path: string): string {
+  return path.replace(/(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/g, '\uFFFD')
 }
 
 // The documented static prefix: the leading segments without a glob character, none when a "|" is in it.

@@ -312,8 +312,8 @@ describe('paths: the grammar, as picomatch reads it', () => {
 })
 
 describe('paths: patterns a segment cannot be matched on its own', () => {
-  // each: a group, a "|", a quote or a class that spans a "/", or a "$" (picomatch reads "$$*" alone
-  // differently): the walk must not prune by segment, or it misses the match
+  // each: a group, a "|", a quote or a class that spans a "/" or can match one, or a "$" (picomatch reads
+  // "$$*" alone differently): the walk must not prune by segment, or it misses the match
   it.each([
     ['@(src/lib)/*.ts', 'src/lib/a.ts'],
     ['a/b|c/d', 'c/d'],
@@ -321,6 +321,15 @@ describe('paths: patterns a segment cannot be matched on its own', () => {
     ['$$*/x', '$$/x'],
     ['a[b/c]d', 'a/d'],
     ['{a,b/c}/x', 'b/c/x'],
+    // classes picomatch compiles to ones that match "/", though none is written in them
+    ['a[[:punct:]]b', 'a/b'],
+    ['src[[:ascii:]]x/*.ts', 'src/x/a.ts'],
+    ['a[.-0]b/c', 'a/b/c'],
+    ['a{+..0}b', 'a/b'],
+    ['x/a[^[:alpha:]]b', 'x/a/b'],
+    // picomatch rebuilds these, a "." then any character
+    ['a.b/[[:digit:]]', 'a/b/1'],
+    ['src/x.*/[[:alpha:]]', 'src/xy/a'],
     // not a segment the pattern cannot match, but one below its globstar: anything may hold a match there
     ['packages/*/**/x.ts', 'packages/a/b/c/x.ts'],
   ])('%s is met by %s', async (pattern, file) => {

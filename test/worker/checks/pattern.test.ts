@@ -60,6 +60,24 @@ describe('reading a pattern', () => {
     ])
   })
 
+  // picomatch drops one more leading "./" and reads a "!" it then starts with as a negation of the rest
+  it('gives picomatch no pattern it reads as a negation, whatever comes before the "!"', () => {
+    const piece = fc.constantFrom('./', '.', '/', '!', '!(', '(', ')', '*', 'a', '../', '{', ',', '}', '@')
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 8 }), (pieces) => {
+        const input = pieces.join('')
+        if (!PathPattern.safeParse(input).success) return
+        const given = matchedAs(readPattern(input).pattern)
+        const { state } = picomatch.makeRe(given, MATCH_OPTIONS, false, true) as RegExp & {
+          state: { negated: boolean }
+        }
+        expect(state.negated, input).toBe(false)
+        expect(picomatch.scan(given).negated, input).toBe(false)
+      }),
+      { numRuns: 5_000, seed: 16 },
+    )
+  })
+
   it('throws for a pattern the contract refuses, rather than matching it', () => {
     expect(() => planPattern('src//a.ts')).toThrow(/normal form/)
     expect(() => planPattern('../x')).toThrow(/"\.\."/)
@@ -106,5 +124,40 @@ describe('a literal pattern', () => {
       expect(planPattern(pattern)).toMatchObject({ glob: true })
     const matches = (planPattern('a/b|c') as GlobPlan).matches
     expect([matches('a/b'), matches('c'), matches('a/b|c')]).toEqual([true, true, true])
+  })
+})
+
+// A class picomatch compiles to one that can match "/" lets one segment of the pattern match several of a
+// path: the walk may then prune nothing below the static prefix.
+describe('a class that can match "/"', () => {
+  it.each(['a[[:punct:]]b', 'a[[:ascii:]]b', 'a[[:graph:]]b', 'a[.-0]b', 'a{+..0}b', 'a[^[:alpha:]]b'])(
+    'leaves every directory to enter in %s, which picomatch matches to a/b',
+    (pattern) => {
+      expect(picomatch(pattern, MATCH_OPTIONS)('a/b')).toBe(true)
+      const plan = planPattern(pattern) as GlobPlan
+      expect(plan.mayEnter('a', 1)).toBe(true)
+      expect(plan.matches('a/b')).toBe(true)
+    },
+  )
+
+  it.each(['a[!x]b', 'a[^x]b', 'a[x-z]b'])('still prunes for %s, which it does not', (pattern) => {
+    expect(picomatch(pattern, MATCH_OPTIONS)('a/b')).toBe(false)
+    expect((planPattern(pattern) as GlobPlan).mayEnter('a', 1)).toBe(false)
+  })
+})
+
+// picomatch rebuilds its expression from its tokens after a POSIX class, a brace range or stars run
+// together, and a "." it had escaped is then a bare "." (any character, "/" too).
+describe('a pattern picomatch rebuilds', () => {
+  it.each([
+    ['a.b/[[:digit:]]', 'a/b/1', ''],
+    ['src/x.*/[[:alpha:]]', 'src/x/b/c', 'src'],
+    ['v.{1..3}/x', 'v/1/x', ''],
+  ])('%s, which picomatch matches to %s, is walked from %j and prunes nothing', (pattern, path, base) => {
+    expect(picomatch(pattern, MATCH_OPTIONS)(path)).toBe(true)
+    const plan = planPattern(pattern) as GlobPlan
+    expect(plan).toMatchObject({ glob: true, base })
+    expect(plan.mayEnter('a', 1)).toBe(true)
+    expect(plan.matches(path)).toBe(true)
   })
 })
