@@ -7,6 +7,8 @@
 const RACE =
   'no test can time that race: every directory walked is real and lstat does not follow the last name, so the kernel gives ENOENT, ENOTDIR or ELOOP only for an entry removed or replaced during the walk'
 const NO_ENTRY = 'equivalent: a thrown ENOENT is read as missing (or gone) right after'
+const BYTES_AGAIN =
+  'a shortcut: reading as bytes what reads the same as a string gives the same names (names.ts spells valid UTF-8 as its text)'
 const LINKED = 'only a link followed on the way makes a real path repeat; checking without one finds nothing'
 export const equivalent = [
   {
@@ -23,7 +25,7 @@ export const equivalent = [
   },
   {
     file: 'worker/checks/access.ts',
-    code: 'const info = quietly(() => lstatSync(entry, { throwIfNoEntry: false }))',
+    code: 'const info = quietly(() => lstatSync(fsPath(entry), { throwIfNoEntry: false }))',
     mutants: [
       ['ObjectLiteral', '{}'],
       ['BooleanLiteral', 'true'],
@@ -38,7 +40,7 @@ export const equivalent = [
   },
   {
     file: 'worker/checks/access.ts',
-    code: 'const info = quietly(() => statSync(real, { throwIfNoEntry: false }))',
+    code: 'const info = quietly(() => statSync(fsPath(real), { throwIfNoEntry: false }))',
     mutants: [
       ['ObjectLiteral', '{}'],
       ['BooleanLiteral', 'true'],
@@ -71,15 +73,36 @@ export const equivalent = [
   },
   {
     file: 'worker/checks/listing.ts',
-    code: 'if (statSync(dir).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)',
-    mutants: [['EqualityOperator', 'statSync(dir).size >= BIG_DIRECTORY']],
+    code: 'if (statSync(at).size > BIG_DIRECTORY) return this.listInTurns(dir, turns)',
+    mutants: [['EqualityOperator', 'statSync(at).size >= BIG_DIRECTORY']],
     why: 'a directory of exactly 8 KiB is read either way, both whole',
   },
   {
     file: 'worker/checks/listing.ts',
-    code: 'const handle = opendirSync(dir, { bufferSize: BATCH })',
-    mutants: [['ObjectLiteral', '{}']],
-    why: "Node's default batch (32 entries) reads the same entries, in more calls",
+    code: 'if (!entries.some(mayBeBytes)) return this.keep(dir, entries)',
+    mutants: [['ConditionalExpression', 'false']],
+    why: BYTES_AGAIN,
+  },
+  {
+    file: 'worker/checks/listing.ts',
+    code: "const mayBeBytes = (entry: Entry) => entry.name.includes('\\uFFFD')",
+    mutants: [['StringLiteral', '""']],
+    why: BYTES_AGAIN,
+  },
+  {
+    file: 'worker/checks/names.ts',
+    code: "if (!real.includes('\\uFFFD')) return real",
+    mutants: [
+      ['ConditionalExpression', 'false'],
+      ['StringLiteral', '""'],
+    ],
+    why: BYTES_AGAIN,
+  },
+  {
+    file: 'worker/checks/names.ts',
+    code: 'Buffer.of(p.charCodeAt(0) - 0xdc00)',
+    mutants: [['ArithmeticOperator', 'p.charCodeAt(0) + 0xdc00']],
+    why: 'Buffer.of keeps the low byte of a value, which adding or subtracting 0xdc00 leaves as it is',
   },
   {
     file: 'worker/checks/paths.ts',
@@ -211,6 +234,7 @@ export default {
     'src/coordinator/dispatch/judge.ts',
     'worker/lifecycle.ts',
     'worker/claim.ts',
+    'worker/{verify,env}.ts',
   ],
   concurrency: 2,
   reporters: ['clear-text', 'progress', 'json'],

@@ -7,6 +7,7 @@ export const MIN_SCORE = 90
 
 interface Mutant {
   status: string
+  statusReason?: string
   mutatorName: string
   replacement?: string
   location: { start: { line: number; column: number } }
@@ -16,7 +17,9 @@ export interface Report {
   files: Record<string, { source: string; mutants: Mutant[] }>
 }
 
-const DETECTED = new Set(['Killed', 'Timeout'])
+// A mutant whose run crashed the test runner (RuntimeError) made the tests fail to pass: detected, and
+// each is named (crashes() below), so that a crash of the tooling itself is seen, not counted silently.
+const DETECTED = new Set(['Killed', 'Timeout', 'RuntimeError'])
 const UNDETECTED = new Set(['Survived', 'NoCoverage'])
 
 // One line's equivalent mutants, as stryker.config.mjs lists them: [mutator, replacement] pairs.
@@ -45,6 +48,8 @@ export interface FileScore {
   detected: number
   undetected: number
   ignored: number
+  // of the detected, those whose run crashed the test runner
+  crashed: number
 }
 
 // Stryker's mutation score, of what is not listed as equivalent or invalid (compile errors).
@@ -55,8 +60,23 @@ export function scores(report: Report, equivalent: readonly Equivalent[] = []): 
     const undetected = mutants.filter((m) => UNDETECTED.has(m.status)).length - excused
     const valid = detected + undetected
     const ignored = excused + mutants.filter((m) => m.status === 'Ignored').length
-    return { file, score: valid === 0 ? 100 : (100 * detected) / valid, detected, undetected, ignored }
+    const crashed = mutants.filter((m) => m.status === 'RuntimeError').length
+    const score = valid === 0 ? 100 : (100 * detected) / valid
+    return { file, score, detected, undetected, ignored, crashed }
   })
+}
+
+// Each mutant whose run crashed the test runner, with the first line of why.
+export function crashes(report: Report): string[] {
+  return Object.entries(report.files).flatMap(([file, { source, mutants }]) =>
+    mutants
+      .filter((m) => m.status === 'RuntimeError')
+      .map((m) => {
+        const { line, column } = m.location.start
+        const why = m.statusReason?.split('\n')[0] ?? ''
+        return `${file}:${line}:${column} ${m.mutatorName} → ${m.replacement ?? ''} in: ${lineOf(source, m)} (${why})`
+      }),
+  )
 }
 
 export function problems(report: Report, equivalent: readonly Equivalent[]): string[] {
@@ -97,9 +117,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { equivalent } = (await import(config)) as { equivalent: Equivalent[] }
   for (const s of scores(report, equivalent)) {
     console.log(
-      `${s.score.toFixed(2).padStart(6)} %  ${s.file} (${s.detected} killed, ${s.undetected} not, ${s.ignored} equivalent)`,
+      `${s.score.toFixed(2).padStart(6)} %  ${s.file} (${s.detected} killed, ${s.crashed} of them by a crash, ${s.undetected} not, ${s.ignored} equivalent)`,
     )
   }
+  for (const c of crashes(report)) console.log(`crashed the test runner, counted as detected: ${c}`)
   const found = problems(report, equivalent)
   for (const p of found) console.error(`mutation target missed: ${p}`)
   process.exit(found.length > 0 ? 1 : 0)

@@ -8,7 +8,7 @@ function isAllowed(name: string, passEnv: ReadonlySet<string>): boolean {
 
 export function agentEnvironment(
   source: NodeJS.ProcessEnv,
-  passEnv: readonly string[] = [],
+  passEnv: readonly string[],
   agentEnv: Record<string, string> = {},
 ): Record<string, string> {
   const pass = new Set(passEnv)

@@ -38,7 +38,7 @@ export async function run(values: CheckFlags, uid = process.getuid?.()): Promise
   const parsed = await parseCheckArgs(values)
   const verdict = await verify(parsed.requires, {
     workspace: parsed.workspace,
-    env: agentEnvironment(process.env),
+    env: agentEnvironment(process.env, []),
     timeoutMs: parsed.timeoutMs,
     // as the worker's verify step judges for its --agent-uid (worker/verify.ts)
     ...(parsed.agent ? { agent: parsed.agent } : {}),

@@ -17,7 +17,7 @@ export interface RunStats {
 export type Runner = (workspace: string, requires: ContextRequires) => Promise<RunStats>
 
 export const preflight: Runner = async (workspace, requires) => {
-  const ctx = evaluationContext(requires, { workspace, env: agentEnvironment(process.env) })
+  const ctx = evaluationContext(requires, { workspace, env: agentEnvironment(process.env, []) })
   const results = await evaluate(listRequirements(requires), checkers, ctx)
   return { entries: ctx.listings.entriesRead, met: results.filter((r) => r.status === 'met').length }
 }

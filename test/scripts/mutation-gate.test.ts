@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type Equivalent, problems, type Report, scores } from '../../scripts/mutation-gate.js'
+import { crashes, type Equivalent, problems, type Report, scores } from '../../scripts/mutation-gate.js'
 
 const mutant = (status: string, line = 1) => ({
   status,
@@ -16,8 +16,20 @@ describe('the mutation gate', () => {
   it('scores what was killed or timed out over what was not, leaving equivalent and invalid mutants out', () => {
     expect(
       scores(report(['Killed', 'Timeout', 'Survived', 'NoCoverage', 'Ignored', 'CompileError'])),
-    ).toEqual([{ file: 'worker/x.ts', score: 50, detected: 2, undetected: 2, ignored: 1 }])
+    ).toEqual([{ file: 'worker/x.ts', score: 50, detected: 2, undetected: 2, ignored: 1, crashed: 0 }])
     expect(scores(report(['Ignored']))[0]?.score).toBe(100)
+  })
+
+  it('counts a mutant that crashed the test runner as detected, and names it with why', () => {
+    const crashed = report(['Killed', 'RuntimeError', 'Survived'])
+    const runtime = crashed.files['worker/x.ts']?.mutants[1]
+    if (runtime) runtime.statusReason = 'Test runner crashed.\nat …'
+    expect(scores(crashed)).toEqual([
+      { file: 'worker/x.ts', score: (100 * 2) / 3, detected: 2, undetected: 1, ignored: 0, crashed: 1 },
+    ])
+    expect(crashes(crashed)).toEqual([
+      'worker/x.ts:1:3 ConditionalExpression → true in: if (ok) run() (Test runner crashed.)',
+    ])
   })
 
   it('passes a file whose every mutant was detected or documented', () => {
@@ -47,7 +59,7 @@ describe('the mutation gate', () => {
     const survived = report(['Killed', 'Survived'])
     expect(problems(survived, [sameRun])).toEqual([])
     expect(scores(survived, [sameRun])).toEqual([
-      { file: 'worker/x.ts', score: 100, detected: 1, undetected: 0, ignored: 1 },
+      { file: 'worker/x.ts', score: 100, detected: 1, undetected: 0, ignored: 1, crashed: 0 },
     ])
     // the same mutator with another replacement, or on another line, is not the listed mutant
     const other = { ...sameRun, mutants: [['ConditionalExpression', 'false']] } satisfies Equivalent

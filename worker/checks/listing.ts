@@ -17,7 +17,7 @@ import { BATCH, type Turns } from './turns.js'
 const BIG_DIRECTORY = 8 * 1024
 
 // An entry of a listing: its name as the walk spells it (names.ts), its type.
-export type Entry = Pick<Dirent, 'name' | 'isFile' | 'isDirectory' | 'isSymbolicLink'>
+export type Entry = Pick<Dirent, 'name' | 'isDirectory' | 'isSymbolicLink'>
 
 // A directory's entries, or null when it is not there or not a directory.
 export type Listing = Entry[] | null
@@ -47,7 +47,7 @@ export class DirectoryCache {
 
   private async listInTurns(dir: string, turns: Turns): Promise<Listing> {
     try {
-      const entries = await readInTurns(dir, turns, 'utf8')
+      const entries = await readInTurns(dir, turns)
       return this.keep(dir, entries.some(mayBeBytes) ? await readInTurns(dir, turns, 'buffer') : entries)
     } catch (err) {
       return this.keep(dir, absent(err))
@@ -75,15 +75,14 @@ const mayBeBytes = (entry: Entry) => entry.name.includes('\uFFFD')
 function spelled(entry: Dirent<Buffer>): Entry {
   return {
     name: nameOf(entry.name),
-    isFile: () => entry.isFile(),
     isDirectory: () => entry.isDirectory(),
     isSymbolicLink: () => entry.isSymbolicLink(),
   }
 }
 
 // A directory's entries a batch at a time, looking at the stop between batches; names read as strings, or
-// as bytes and spelled.
-async function readInTurns(dir: string, turns: Turns, encoding: 'utf8' | 'buffer'): Promise<Entry[]> {
+// with 'buffer' as bytes and spelled.
+async function readInTurns(dir: string, turns: Turns, encoding?: 'buffer'): Promise<Entry[]> {
   // the types know no Dir of Buffer names
   const handle = opendirSync(fsPath(dir), { bufferSize: BATCH, encoding } as OpenDirOptions)
   try {

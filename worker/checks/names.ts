@@ -14,7 +14,6 @@ export function nameOf(bytes: Buffer): string {
 
 // A path as the walk spells it from the path's bytes, name by name.
 export function pathOf(bytes: Buffer): string {
-  if (isUtf8(bytes)) return bytes.toString()
   const names: string[] = []
   let at = 0
   for (let slash = bytes.indexOf(0x2f); slash !== -1; slash = bytes.indexOf(0x2f, at)) {

@@ -80,7 +80,7 @@ function compilePattern(input: string): PatternPlan {
   // Rebuilt from its tokens (after a POSIX class, a brace range, stars run together), picomatch's expression
   // may have a "." of the pattern as a bare "." (any character: `a.b/[[:digit:]]` matches `a/b/1`): a
   // segment with a "." may then match several of a path, and nothing is pruned.
-  const rebuilt = re.state?.backtrack === true
+  const rebuilt = re.state.backtrack === true
   const glob = rebuilt ? /[*?[\]{}()|$^+".]/ : GLOB_CHARS
   // the static prefix: the leading plain segments, none when a "|" may split the whole expression
   const plain = pattern.includes('|') ? 0 : segments.findIndex((segment) => glob.test(segment))
@@ -96,7 +96,8 @@ function compilePattern(input: string): PatternPlan {
   }
 }
 
-type Compiled = RegExp & { state?: { backtrack?: boolean } }
+// makeRe's returnState gives every expression its state
+type Compiled = RegExp & { state: { backtrack?: boolean } }
 
 // Segment by segment up to the first globstar; past it anything may hold a match. When a segment cannot be
 // matched on its own — a brace, bracket, extglob, quote or "|" that may span a "/", a class that can match
@@ -131,5 +132,5 @@ const CLASSES = /\\[\s\S]|\[(?:\\[\s\S]|[^\\\]])*\]/g
 // several of a path: `[[:punct:]]`, `[[:ascii:]]`, `[.-0]`, `{+..0}` (read as `[+-0]`) and `[^[:alpha:]]`
 // can (picomatch keeps "/" out of `[^a]`, not out of a negated class that holds a POSIX class).
 function classMatchesSlash(re: RegExp): boolean {
-  return (re.source.match(CLASSES) ?? []).some((c) => c.startsWith('[') && new RegExp(c).test('/'))
+  return re.source.match(CLASSES)?.some((c) => c.startsWith('[') && new RegExp(c).test('/')) === true
 }

@@ -4,16 +4,7 @@
 // may enter, read and parsed as it comes: nothing of it is kept on disk, and what passes the bound is
 // read and dropped.
 import { spawnSync } from 'node:child_process'
-import {
-  accessSync,
-  constants,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs'
+import { constants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

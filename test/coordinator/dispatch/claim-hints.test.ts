@@ -13,6 +13,17 @@ describe('ClaimHints', () => {
     expect(hints.take('d', 1, 't')).toBe(hint)
   })
 
+  it('holds the hints of many leases at once', () => {
+    const hints = new ClaimHints()
+    const other = { contextRequires: undefined }
+    hints.remember('d', 1, 't', hint)
+    hints.remember('e', 1, 't', other)
+    hints.remember('d', 2, 'u', other)
+    expect(hints.take('d', 1, 't')).toBe(hint)
+    expect(hints.take('e', 1, 't')).toBe(other)
+    expect(hints.take('d', 2, 'u')).toBe(other)
+  })
+
   it('answers a hint once, so a retried report reads the stored answer', () => {
     const hints = new ClaimHints()
     hints.remember('d', 1, 't', hint)

@@ -15,10 +15,18 @@ describe('DirectoryCache', () => {
     // read in one readdirSync, no promise: a walk of small directories costs none
     const first = now(cache.list(dir, turns()))
     expect(first?.map((e) => e.name).sort()).toEqual(['a', 'b'])
-    expect(first?.every((e) => e.isFile())).toBe(true)
+    expect(first?.every((e) => !e.isDirectory() && !e.isSymbolicLink())).toBe(true)
     write(dir, 'c')
     expect(await cache.list(dir, turns())).toBe(first)
     expect(cache.entriesRead).toBe(2)
+  })
+
+  it('reads it again as bytes when one of its names is not UTF-8, the others as they are', async () => {
+    const dir = testDir()
+    write(dir, 'é')
+    mkdirSync(Buffer.from([...Buffer.from(`${dir}/x`), 0xff]))
+    const listing = now(new DirectoryCache().list(dir, turns()))
+    expect(listing?.map((e) => `${e.name} ${e.isDirectory()}`).sort()).toEqual(['x\uDCFF true', 'é false'])
   })
 
   it('has no listing for a directory that is not there, or a file, and remembers that', async () => {
@@ -52,7 +60,7 @@ describe('DirectoryCache, a directory larger than 8 KiB', () => {
     const listing = cache.list(dir, turns())
     expect(listing).toBeInstanceOf(Promise)
     const kinds = (entries: Listing) =>
-      entries?.map((e) => `${e.name} ${e.isFile()} ${e.isDirectory()} ${e.isSymbolicLink()}`).sort()
+      entries?.map((e) => `${e.name} ${e.isDirectory()} ${e.isSymbolicLink()}`).sort()
     expect(kinds(await listing)).toEqual(kinds(readdirSync(dir, { withFileTypes: true })))
     expect(cache.entriesRead).toBe(1_000)
     expect(cache.list(dir, turns())).toBe(await listing)

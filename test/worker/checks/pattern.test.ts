@@ -161,3 +161,17 @@ describe('a pattern picomatch rebuilds', () => {
     expect(plan.matches(path)).toBe(true)
   })
 })
+
+// A brace or a class whose "/" cuts it in two segments cannot be matched a segment at a time.
+describe('a brace or a class that spans a "/"', () => {
+  it.each([
+    ['{a/b,c}/x', 'a/b/x'],
+    ['x{y,a/b}', 'xa/b'],
+    ['a[/]b/c', 'a/b/c'],
+  ])('leaves every directory to enter in %s, which picomatch matches to %s', (pattern, path) => {
+    expect(picomatch(pattern, MATCH_OPTIONS)(path)).toBe(true)
+    const plan = planPattern(pattern) as GlobPlan
+    expect(plan.mayEnter(path.split('/')[0] as string, 1)).toBe(true)
+    expect(plan.matches(path)).toBe(true)
+  })
+})
