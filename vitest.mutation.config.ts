@@ -12,6 +12,7 @@ export default defineConfig({
       'test/worker/run/paths.test.ts',
       'test/worker/claim.test.ts',
       'test/worker/lifecycle.test.ts',
+      'test/worker/{verify,env}.test.ts',
     ],
     // it makes 50,000 files (2–3 s) each time it runs, that is for each mutant it reaches; what it times
     // end to end, listing.test.ts and walk.test.ts prove part by part
