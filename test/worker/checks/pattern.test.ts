@@ -144,6 +144,14 @@ describe('a class that can match "/"', () => {
     expect(picomatch(pattern, MATCH_OPTIONS)('a/b')).toBe(false)
     expect((planPattern(pattern) as GlobPlan).mayEnter('a', 1)).toBe(false)
   })
+
+  // picomatch escapes a "[" and a "]" outside a class (`\^\]\[\/`): read as escapes, they open no class
+  it('still prunes for ^][/^.*, whose brackets are no class', () => {
+    const plan = planPattern('^][/^.*') as GlobPlan
+    expect(plan.mayEnter('^][', 1)).toBe(true)
+    expect(plan.mayEnter('x', 1)).toBe(false)
+    expect(plan.matches('^][/^.ts')).toBe(true)
+  })
 })
 
 // picomatch rebuilds its expression from its tokens after a POSIX class, a brace range or stars run
@@ -168,6 +176,10 @@ describe('a brace or a class that spans a "/"', () => {
     ['{a/b,c}/x', 'a/b/x'],
     ['x{y,a/b}', 'xa/b'],
     ['a[/]b/c', 'a/b/c'],
+    // a negated class cut by its "/": it matches a name of one segment ("xcy")
+    ['x[!a/b]y/z', 'xcy/z'],
+    // picomatch escapes a "[" in a class (`[&/\[]`): a class is read past its escapes
+    [']~[&/[]^%', ']~/^%'],
   ])('leaves every directory to enter in %s, which picomatch matches to %s', (pattern, path) => {
     expect(picomatch(pattern, MATCH_OPTIONS)(path)).toBe(true)
     const plan = planPattern(pattern) as GlobPlan
