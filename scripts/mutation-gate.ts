@@ -71,13 +71,13 @@ export function crashes(report: Report): string[] {
   return Object.entries(report.files).flatMap(([file, { source, mutants }]) =>
     mutants
       .filter((m) => m.status === 'RuntimeError')
-      .map((m) => {
-        const { line, column } = m.location.start
-        const why = m.statusReason?.split('\n')[0] ?? ''
-        return `${file}:${line}:${column} ${m.mutatorName} → ${m.replacement ?? ''} in: ${lineOf(source, m)} (${why})`
-      }),
+      .map((m) => `${where(file, source, m)} (${m.statusReason?.split('\n')[0] ?? ''})`),
   )
 }
+
+// A mutant as the gate names it: where, its status, what it changed, the code on its line.
+const where = (file: string, source: string, m: Mutant) =>
+  `${file}:${m.location.start.line}:${m.location.start.column} ${m.status} ${m.mutatorName} → ${m.replacement ?? ''} in: ${lineOf(source, m)}`
 
 export function problems(report: Report, equivalent: readonly Equivalent[]): string[] {
   const found: string[] = []
@@ -86,11 +86,7 @@ export function problems(report: Report, equivalent: readonly Equivalent[]): str
   }
   for (const [file, { source, mutants }] of Object.entries(report.files)) {
     for (const m of mutants.filter((m) => UNDETECTED.has(m.status))) {
-      if (listed(equivalent, file, source, m)) continue
-      const { line, column } = m.location.start
-      found.push(
-        `${file}:${line}:${column} ${m.status} ${m.mutatorName} → ${m.replacement ?? ''} in: ${lineOf(source, m)}`,
-      )
+      if (!listed(equivalent, file, source, m)) found.push(where(file, source, m))
     }
     source.split('\n').forEach((text, i) => {
       if (text.includes('Stryker disable'))

@@ -28,7 +28,7 @@ describe('the mutation gate', () => {
       { file: 'worker/x.ts', score: (100 * 2) / 3, detected: 2, undetected: 1, ignored: 0, crashed: 1 },
     ])
     expect(crashes(crashed)).toEqual([
-      'worker/x.ts:1:3 ConditionalExpression → true in: if (ok) run() (Test runner crashed.)',
+      'worker/x.ts:1:3 RuntimeError ConditionalExpression → true in: if (ok) run() (Test runner crashed.)',
     ])
   })
 
