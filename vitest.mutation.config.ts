@@ -1,11 +1,13 @@
 // The tests `npm run test:mutation` runs (docs/mutation.md): those that decide a verdict in this process.
-// No global setup: none of them runs the built dist/ (a child that needs the code runs the source via tsx).
+// No global setup: none of them runs the built dist/ (a child that needs the code runs the source via tsx),
+// and preflight.test.ts makes its database itself (test/support/db.ts).
 import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
     include: [
-      'test/coordinator/dispatch/judge.test.ts',
+      'test/contract/{contract,light,requirements}.test.ts',
+      'test/coordinator/dispatch/{judge,preflight,claim-hints}.test.ts',
       'test/worker/checks/*.test.ts',
       'test/worker/run/git-env.test.ts',
       'test/worker/run/job-git.test.ts',
