@@ -226,6 +226,12 @@ export const equivalent = [
     ],
     why: 'runs at exit, which no in-process test sees; a child process shows it (git-env.test.ts)',
   },
+  {
+    file: 'src/coordinator/dispatch/preflight.ts',
+    code: 'if (d.previous_report && d.previous_decision) {',
+    mutants: [['LogicalOperator', 'd.previous_report || d.previous_decision']],
+    why: 'the report and its decision are two NOT NULL columns of one stored row: both are there or neither',
+  },
 ]
 
 export default {
