@@ -187,7 +187,8 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
     opts.git.runAsWorker(cwd, [...credentials, ...redirects, ...args], call)
   // `--` keeps a repo value like "--upload-pack=…" from being read as an option. --no-hardlinks: a
   // local clone (--allow-local-repos) shares no file with its source, which becomes the agent's.
-  const args = ['clone', '--quiet', '--no-hardlinks', ...(ref ? ['--no-checkout'] : []), '--']
+  // --template= (none): no sample hooks or description, 18 files fewer to copy, hand over and remove.
+  const args = ['clone', '--quiet', '--no-hardlinks', '--template=', ...(ref ? ['--no-checkout'] : []), '--']
   const cloned = await git(opts.workdir, [...args, repo, dir])
   if (cloned.exitCode !== 0) {
     return {

@@ -154,6 +154,8 @@ export function createClient(opts: ClientOptions) {
           ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
+        // a coordinator never redirects: the token goes nowhere else, and fetch need not copy the request
+        redirect: 'error',
         ...(signal ? { signal } : {}),
       })
     } catch (err) {

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ApiError, createClient, LeaseLostError, NetworkError } from '../../src/client/index.js'
 
-type Answer = { status: number; body?: unknown }
+type Answer = { status: number; body?: unknown; headers?: Record<string, string> }
 let server: Server | undefined
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())))
 
@@ -15,7 +15,7 @@ async function serve(answers: Answer[]) {
     for await (const chunk of req) body += chunk
     seen.push({ method: req.method, url: req.url, body })
     const answer = answers[Math.min(seen.length - 1, answers.length - 1)] ?? { status: 500 }
-    res.writeHead(answer.status, { 'content-type': 'application/json' })
+    res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
     res.end(answer.body === undefined ? '' : JSON.stringify(answer.body))
   })
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', () => r()))
@@ -91,6 +91,15 @@ describe('preflight/client', () => {
     const { client, seen } = await serve([{ status: 200, body: { items: [], nextCursor: null } }])
     await client.listDispatches({ status: ['failed', 'expired'], subagent: undefined, limit: 5 })
     expect(seen[0]?.url).toBe('/v1/dispatches?status=failed&status=expired&limit=5')
+  })
+
+  it('follows no redirect: the token goes to the coordinator it was given and nowhere else', async () => {
+    const moved = { status: 307, headers: { location: '/elsewhere' } }
+    const { client, seen } = await serve([moved, { status: 200, body: { status: 'ok' } }])
+    const err = await client.getLiveness({ retry: false }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(NetworkError)
+    expect((err as NetworkError).message).toMatch(/^GET \/healthz: cannot reach .*: unexpected redirect$/)
+    expect(seen.map((r) => r.url)).toEqual(['/healthz'])
   })
 
   it('says which coordinator it could not reach', async () => {

@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs'
+import {
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
@@ -184,6 +193,17 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
     }
     expect(statSync(ws).mode & 0o777).toBe(0o700)
     expect(owner(secret)).toBe(0)
+  })
+
+  it('hands over names that are not UTF-8, and what is below them', async () => {
+    const ws = testDir()
+    const odd = Buffer.concat([Buffer.from(`${ws}/`), Buffer.from([0x66, 0xff])])
+    mkdirSync(odd)
+    const file = Buffer.concat([odd, Buffer.from([0x2f, 0xfe])])
+    writeFileSync(file, 'x')
+    await handOver(ws, who)
+    expect(lstatSync(odd).uid).toBe(who.uid)
+    expect(lstatSync(file).uid).toBe(who.uid)
   })
 
   it("leaves alone a file with another link (a local clone hard-links the source's objects)", async () => {

@@ -38,6 +38,15 @@ describe('prepareWorkspace: clone', () => {
     if (prepared.ok) expect(await readFile(join(prepared.dir, 'a.txt'), 'utf8')).toBe('main\n')
   })
 
+  it("copies none of git's templates (sample hooks, description): fewer files to hand over and remove", async () => {
+    const repo = await track(makeRepo({ 'a.txt': 'main\n' }))
+    const prepared = await clone(repo)
+    if (!prepared.ok) throw new Error(prepared.detail)
+    expect((await readdir(join(prepared.dir, '.git'))).sort()).toEqual(
+      ['HEAD', 'config', 'index', 'logs', 'objects', 'packed-refs', 'refs'].sort(),
+    )
+  })
+
   it('checks out a branch, a tag or a commit named by workspace.ref', async () => {
     const repo = await track(makeRepo({ 'a.txt': 'v1\n' }))
     const first = git(repo, 'rev-parse', 'HEAD')
