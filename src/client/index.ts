@@ -42,6 +42,7 @@ import type {
   WebhookCreated,
   WebhookList,
 } from '../contract/index.js'
+import { type Answer, nodeTransport, type Send } from './transport.js'
 
 export interface RetryPolicy {
   // total time a call keeps retrying before it gives up
@@ -137,14 +138,19 @@ export interface RequestParts {
   body?: unknown
 }
 
+// Another fetch, as the transport: it follows no redirect either (the token goes nowhere else).
+function viaFetch(fetch: NonNullable<ClientOptions['fetch']>): Send {
+  return (url, sent) => fetch(url, { ...sent, redirect: 'error' })
+}
+
 export function createClient(opts: ClientOptions) {
   const base = String(opts.url).replace(/\/+$/, '')
-  const send = opts.fetch ?? ((input, init) => fetch(input, init))
+  const send = opts.fetch ? viaFetch(opts.fetch) : nodeTransport()
 
   // One request; the answer's JSON (undefined for 204), else ApiError or NetworkError.
   async function once<T>(method: string, path: string, req: RequestParts, signal?: AbortSignal): Promise<T> {
     const what = `${method} ${path}`
-    let res: Response
+    let res: Answer
     try {
       res = await send(`${base}${path}${search(req.query)}`, {
         method,
@@ -154,19 +160,18 @@ export function createClient(opts: ClientOptions) {
           ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
-        // a coordinator never redirects: the token goes nowhere else, and fetch need not copy the request
-        redirect: 'error',
         ...(signal ? { signal } : {}),
       })
     } catch (err) {
       if (signal?.aborted) throw err
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause
-      throw new NetworkError(what, base, String(cause?.code ?? cause?.message ?? err))
+      // fetch's failure says why in its cause; node:http's is the reason itself
+      const cause = ((err as { cause?: unknown }).cause ?? err) as { code?: string; message?: string }
+      throw new NetworkError(what, base, String(cause.code ?? cause.message ?? err))
     }
     if (res.status === 204) return undefined as T
     const text = await res.text().catch(() => '')
     const json = jsonOrUndefined(text)
-    if (res.ok) return json as T
+    if (res.status >= 200 && res.status < 300) return json as T
     const error = (json as ErrorBody | undefined)?.error
     throw new ApiError(
       res.status,
