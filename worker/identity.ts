@@ -190,22 +190,31 @@ export async function handOver(dir: string, who: AgentIdentity): Promise<void> {
   await lchown(dir, who.uid, who.gid)
 }
 
-// Synchronous calls, a directory at a time with a turn of the event loop after each (a clone's biggest
-// directory blocks the worker no longer than its listing takes): a promise and a trip to the thread pool
-// for each of a clone's ~60 entries cost the worker more than the calls themselves. Names as bytes: a
-// name that is not UTF-8 is handed over like any other.
-async function chownBelow(dir: Buffer, who: AgentIdentity, own: number): Promise<void> {
+// Synchronous calls, with a turn of the event loop before each directory is entered and after every
+// 1,000 entries (a clone's biggest directory or deepest path holds the worker no longer than that): a
+// promise and a trip to the thread pool for each of a clone's ~50 entries cost the worker more than the
+// calls themselves. Names as bytes: a name that is not UTF-8 is handed over like any other.
+async function chownBelow(
+  dir: Buffer,
+  who: AgentIdentity,
+  own: number,
+  turn = { left: TURN },
+): Promise<void> {
   for (const entry of readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })) {
     const path = Buffer.concat([dir, SLASH, entry.name])
+    if (--turn.left === 0 || entry.isDirectory()) {
+      turn.left = TURN
+      await setImmediate()
+    }
     // a Dirent's type is the entry's own: a link to a directory is not entered
-    if (entry.isDirectory()) await chownBelow(path, who, own)
+    if (entry.isDirectory()) await chownBelow(path, who, own, turn)
     const info = lstatSync(path)
     if (info.uid !== own || (!info.isDirectory() && info.nlink > 1)) continue
     lchownSync(path, who.uid, who.gid)
   }
-  await setImmediate()
 }
 
+const TURN = 1_000
 const SLASH = Buffer.from('/')
 
 // Where one of `who` could replace `file`: the file itself or a directory on its way that one of them

@@ -140,7 +140,10 @@ export interface RequestParts {
 
 // Another fetch, as the transport: it follows no redirect either (the token goes nowhere else).
 function viaFetch(fetch: NonNullable<ClientOptions['fetch']>): Send {
-  return (url, sent) => fetch(url, { ...sent, redirect: 'error' })
+  return async (url, sent) => {
+    const res = await fetch(url, { ...sent, redirect: 'manual' })
+    return { status: res.status, location: res.headers.get('location'), text: () => res.text() }
+  }
 }
 
 export function createClient(opts: ClientOptions) {
@@ -169,6 +172,12 @@ export function createClient(opts: ClientOptions) {
       throw new NetworkError(what, base, String(cause.code ?? cause.message ?? err))
     }
     if (res.status === 204) return undefined as T
+    // never followed, and never sent again: the address is wrong, not busy
+    if (res.status >= 300 && res.status < 400) {
+      const to = res.location ? ` to ${res.location}` : ''
+      const said = `redirected${to}: give the client the coordinator's own address (it follows no redirect)`
+      throw new ApiError(res.status, HTTP_ERROR, said, undefined, what)
+    }
     const text = await res.text().catch(() => '')
     const json = jsonOrUndefined(text)
     if (res.status >= 200 && res.status < 300) return json as T

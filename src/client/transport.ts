@@ -5,6 +5,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 
 export interface Answer {
   status: number
+  // where a redirect points (never followed: client.ts refuses it)
+  location?: string | null
   text(): Promise<string>
 }
 
@@ -17,55 +19,70 @@ export interface Sent {
 
 export type Send = (url: string, sent: Sent) => Promise<Answer>
 
-// How long a request may go without a byte either way: fetch's own bound on an answer's headers and
-// on the pause between its body's chunks.
-export const SILENCE_MS = 300_000
+export interface Bounds {
+  // how long a request may go without a byte either way: fetch's own bound on an answer's headers
+  // and on the pause between its body's chunks
+  silenceMs: number
+  // how long a connection may take to open: fetch's own
+  connectMs: number
+}
+
+const BOUNDS: Bounds = { silenceMs: 300_000, connectMs: 10_000 }
 
 // How long an idle connection is kept for the next request, unless the server's Keep-Alive hint says
 // less (Node then keeps it a second less than the hint): fetch's default. A connection a server or
 // proxy closed while idle is then seldom the one the next request is written to.
 const IDLE_MS = 4_000
 
-export function nodeTransport(silenceMs = SILENCE_MS): Send {
+// Some proxies and firewalls refuse a request that names no client.
+const USER_AGENT = 'preflight-client'
+
+export function nodeTransport(bounds: Bounds = BOUNDS): Send {
   const options = { keepAlive: true, timeout: IDLE_MS }
   const agents = { http: new HttpAgent(options), https: new HttpsAgent(options) }
   return (url, sent) =>
     new Promise<Answer>((resolve, reject) => {
       const target = new URL(url)
       const secure = target.protocol === 'https:'
-      const headers =
-        sent.body === undefined
-          ? sent.headers
-          : { ...sent.headers, 'content-length': String(Buffer.byteLength(sent.body)) }
+      const length = sent.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(sent.body)) }
       const req = (secure ? httpsRequest : httpRequest)(target, {
         method: sent.method,
-        headers,
+        headers: { 'user-agent': USER_AGENT, ...sent.headers, ...length },
         agent: secure ? agents.https : agents.http,
         ...(sent.signal ? { signal: sent.signal } : {}),
       })
-      // set on the socket once it is this request's: a reused one still has its idle bound
-      req.setTimeout(silenceMs, () => req.destroy(silent(silenceMs)))
-      req.on('error', reject)
+      // Set on the socket once it is this request's and open: a reused one still has its idle bound.
+      // Until it is open, the connect bound (the agent's idle bound would otherwise apply).
+      req.setTimeout(bounds.silenceMs, () =>
+        req.destroy(
+          req.socket?.connecting
+            ? timedOut('no connection', bounds.connectMs)
+            : timedOut('no answer', bounds.silenceMs),
+        ),
+      )
+      req.once('socket', (socket) => {
+        if (socket.connecting) socket.setTimeout(bounds.connectMs)
+      })
+      // an abort rejects with the signal's own reason, as fetch does
+      req.on('error', (err) => reject(sent.signal?.aborted ? sent.signal.reason : err))
       req.once('response', (res) => {
-        // never followed: the token goes to the address the client was given and nowhere else
-        if ((res.statusCode ?? 0) >= 300 && (res.statusCode ?? 0) < 400) {
-          res.resume()
-          reject(new Error('unexpected redirect'))
-          return
-        }
         const chunks: Buffer[] = []
         res.on('data', (chunk: Buffer) => chunks.push(chunk))
         // a connection that drops half-way: 'aborted' (ECONNRESET), never an 'end'
-        res.on('error', reject)
+        res.on('error', (err) => reject(sent.signal?.aborted ? sent.signal.reason : err))
         res.once('end', () => {
           const text = Buffer.concat(chunks).toString('utf8')
-          resolve({ status: res.statusCode ?? 0, text: () => Promise.resolve(text) })
+          resolve({
+            status: res.statusCode ?? 0,
+            location: res.headers.location,
+            text: () => Promise.resolve(text),
+          })
         })
       })
       req.end(sent.body)
     })
 }
 
-function silent(ms: number): Error {
-  return Object.assign(new Error(`no answer for ${ms} ms`), { code: 'ETIMEDOUT' })
+function timedOut(what: string, ms: number): Error {
+  return Object.assign(new Error(`${what} within ${ms} ms`), { code: 'ETIMEDOUT' })
 }

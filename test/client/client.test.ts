@@ -93,12 +93,14 @@ describe('preflight/client', () => {
     expect(seen[0]?.url).toBe('/v1/dispatches?status=failed&status=expired&limit=5')
   })
 
-  it('follows no redirect: the token goes to the coordinator it was given and nowhere else', async () => {
-    const moved = { status: 307, headers: { location: '/elsewhere' } }
+  it('follows no redirect, and sends nothing again after one: the token goes to its coordinator alone', async () => {
+    const moved = { status: 308, headers: { location: 'https://elsewhere.example/healthz' } }
     const { client, seen } = await serve([moved, { status: 200, body: { status: 'ok' } }])
-    const err = await client.getLiveness({ retry: false }).catch((e: unknown) => e)
-    expect(err).toBeInstanceOf(NetworkError)
-    expect((err as NetworkError).message).toMatch(/^GET \/healthz: cannot reach .*: unexpected redirect$/)
+    // a read is retried after a 5xx: a redirect says the address is wrong, not busy
+    const err = await client.getLiveness().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ApiError)
+    expect(err).toMatchObject({ status: 308 })
+    expect((err as ApiError).message).toMatch(/redirected to https:\/\/elsewhere\.example\/healthz/)
     expect(seen.map((r) => r.url)).toEqual(['/healthz'])
   })
 

@@ -1,18 +1,35 @@
 // The client's node:http(s) transport against real servers on loopback: connections kept and let go,
 // a silent server, an answer cut short, an abort, and TLS with a certificate the process trusts.
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createServer as createTlsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createClient, NetworkError } from '../../src/client/index.js'
 import { nodeTransport } from '../../src/client/transport.js'
 
+const LISTEN_NEVER_ACCEPT = `import socket, time
+s = socket.socket()
+s.bind(('127.0.0.1', 0))
+s.listen(0)
+print(s.getsockname()[1], flush=True)
+time.sleep(60)`
+
 let server: Server | undefined
-afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())))
+afterEach(
+  () =>
+    new Promise<void>((r) => {
+      if (!server) return r()
+      server.close(() => r())
+      // an answer a test left half-written holds its connection open
+      server.closeAllConnections()
+      server = undefined
+    }),
+)
 
 async function listen(s: Server): Promise<string> {
   server = s
@@ -67,7 +84,9 @@ describe('the node:http transport', () => {
   it('gives up on a server that says nothing for its bound', async () => {
     const url = await listen(createServer(() => {}))
     const started = Date.now()
-    await expect(nodeTransport(300)(`${url}/x`, get)).rejects.toMatchObject({ code: 'ETIMEDOUT' })
+    await expect(nodeTransport({ silenceMs: 300, connectMs: 10_000 })(`${url}/x`, get)).rejects.toThrow(
+      /^no answer within 300 ms$/,
+    )
     expect(Date.now() - started).toBeLessThan(3_000)
   })
 
@@ -80,7 +99,7 @@ describe('the node:http transport', () => {
       }),
     )
     const started = Date.now()
-    const err = await nodeTransport(20_000)(`${url}/x`, get).then(
+    const err = await nodeTransport({ silenceMs: 20_000, connectMs: 10_000 })(`${url}/x`, get).then(
       (answer) => answer.text(),
       (e: unknown) => e,
     )
@@ -89,14 +108,46 @@ describe('the node:http transport', () => {
     expect(Date.now() - started).toBeLessThan(5_000)
   })
 
-  it('stops at once when its signal aborts, with the abort as the reason', async () => {
-    const url = await listen(createServer(() => {}))
+  it("stops at once when its signal aborts, with the signal's reason, before the answer or during it", async () => {
+    const url = await listen(
+      createServer((req, res) => {
+        if (req.url === '/v1/dispatches/x') res.writeHead(200).write('{"id":')
+      }),
+    )
     const client = createClient({ url, token: 't', retry: false })
-    const controller = new AbortController()
-    setTimeout(() => controller.abort(), 50)
-    const err = await client.getLiveness({ signal: controller.signal }).catch((e: unknown) => e)
-    expect(err).not.toBeInstanceOf(NetworkError)
-    expect((err as Error).name).toBe('AbortError')
+    const calls = [
+      (signal: AbortSignal) => client.getLiveness({ signal }),
+      (signal: AbortSignal) => client.getDispatch('x', { signal }),
+    ]
+    for (const call of calls) {
+      const controller = new AbortController()
+      const reason = new Error('the dispatch was cancelled')
+      setTimeout(() => controller.abort(reason), 50)
+      const started = Date.now()
+      const err = await call(controller.signal).catch((e: unknown) => e)
+      expect(err).toBe(reason)
+      expect(Date.now() - started).toBeLessThan(2_000)
+    }
+  })
+
+  it('gives up on a connection that does not open within its bound, and says so', async () => {
+    // a listener that never accepts, its queue full: the kernel drops the next SYN
+    const holder = spawn('python3', ['-c', LISTEN_NEVER_ACCEPT], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = Number((await once(holder.stdout, 'data'))[0].toString())
+      const queued = [0, 1, 2].map(() => connect(port, '127.0.0.1').on('error', () => {}))
+      await new Promise((r) => setTimeout(r, 200))
+      const started = Date.now()
+      const send = nodeTransport({ silenceMs: 20_000, connectMs: 500 })
+      await expect(send(`http://127.0.0.1:${port}/healthz`, get)).rejects.toThrow(
+        /^no connection within 500 ms$/,
+      )
+      // not the agent's idle bound of 4 s, nor the silence bound
+      expect(Date.now() - started).toBeLessThan(3_000)
+      for (const socket of queued) socket.destroy()
+    } finally {
+      holder.kill()
+    }
   })
 
   it('speaks TLS to a coordinator whose certificate the process trusts (NODE_EXTRA_CA_CERTS)', async () => {

@@ -4,6 +4,7 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -204,6 +205,27 @@ describe.runIf(isRoot)('handing files to the slot uid', () => {
     await handOver(ws, who)
     expect(lstatSync(odd).uid).toBe(who.uid)
     expect(lstatSync(file).uid).toBe(who.uid)
+  })
+
+  it('lets the event loop turn in the middle of a big directory (a heartbeat must not wait for it)', async () => {
+    const ws = testDir()
+    const big = join(ws, 'big')
+    mkdirSync(big)
+    for (let i = 0; i < 3_000; i++) writeFileSync(join(big, String(i)), '')
+    const names = readdirSync(big)
+    const [first, last] = [join(big, names[0] as string), join(big, names.at(-1) as string)]
+    let halfway = 0
+    let walking = true
+    const tick = () => {
+      if (!walking) return
+      if (owner(first) === who.uid && owner(last) !== who.uid) halfway++
+      setImmediate(tick)
+    }
+    setImmediate(tick)
+    await handOver(ws, who)
+    walking = false
+    expect(halfway).toBeGreaterThan(0)
+    expect(owner(last)).toBe(who.uid)
   })
 
   it("leaves alone a file with another link (a local clone hard-links the source's objects)", async () => {

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs'
-import { mkdir, readdir, readFile, symlink } from 'node:fs/promises'
+import { appendFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -38,13 +38,19 @@ describe('prepareWorkspace: clone', () => {
     if (prepared.ok) expect(await readFile(join(prepared.dir, 'a.txt'), 'utf8')).toBe('main\n')
   })
 
-  it("copies none of git's templates (sample hooks, description): fewer files to hand over and remove", async () => {
+  it("copies none of git's templates (sample hooks, description), but has the info/ and hooks/ tools write to", async () => {
     const repo = await track(makeRepo({ 'a.txt': 'main\n' }))
     const prepared = await clone(repo)
     if (!prepared.ok) throw new Error(prepared.detail)
-    expect((await readdir(join(prepared.dir, '.git'))).sort()).toEqual(
-      ['HEAD', 'config', 'index', 'logs', 'objects', 'packed-refs', 'refs'].sort(),
+    const gitDir = join(prepared.dir, '.git')
+    expect((await readdir(gitDir)).sort()).toEqual(
+      ['HEAD', 'config', 'hooks', 'index', 'info', 'logs', 'objects', 'packed-refs', 'refs'].sort(),
     )
+    expect(await readdir(join(gitDir, 'hooks'))).toEqual([])
+    // a setup script's usual `echo .venv >> .git/info/exclude` works, and git reads it
+    await appendFile(join(gitDir, 'info', 'exclude'), 'made.log\n')
+    await writeFile(join(prepared.dir, 'made.log'), 'x')
+    expect(git(prepared.dir, 'status', '--porcelain')).toBe('')
   })
 
   it('checks out a branch, a tag or a commit named by workspace.ref', async () => {
