@@ -9,7 +9,7 @@ import { type AddressInfo, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createClient, NetworkError } from '../../src/client/index.js'
+import { createClient } from '../../src/client/index.js'
 import { nodeTransport } from '../../src/client/transport.js'
 
 const LISTEN_NEVER_ACCEPT = `import socket, time
