@@ -187,7 +187,7 @@ async function cloneAt(repo: string, ref: string | undefined, dir: string, opts:
     opts.git.runAsWorker(cwd, [...credentials, ...redirects, ...args], call)
   // `--` keeps a repo value like "--upload-pack=…" from being read as an option. --no-hardlinks: a
   // local clone (--allow-local-repos) shares no file with its source, which becomes the agent's.
-  // --template= (none): no sample hooks or description, 18 files fewer to copy, hand over and remove;
+  // --template= (none): no sample hooks or description, 16 files fewer to copy, hand over and remove;
   // the two directories setup scripts and tools write to (info/exclude, hooks/) are made empty below.
   const args = ['clone', '--quiet', '--no-hardlinks', '--template=', ...(ref ? ['--no-checkout'] : []), '--']
   const cloned = await git(opts.workdir, [...args, repo, dir])

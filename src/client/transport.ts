@@ -5,7 +5,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 
 export interface Answer {
   status: number
-  // where a redirect points (never followed: client.ts refuses it)
+  // where a redirect points (never followed: index.ts refuses it)
   location?: string | null
   text(): Promise<string>
 }

@@ -104,6 +104,17 @@ describe('preflight/client', () => {
     expect(seen.map((r) => r.url)).toEqual(['/healthz'])
   })
 
+  it('refuses a redirect through a fetch of its own too (the CLI gives it one)', async () => {
+    const moved = { status: 307, headers: { location: '/elsewhere' } }
+    const { seen, url } = await serve([moved, { status: 200, body: { status: 'ok' } }])
+    const client = createClient({ url, token: 't', fetch: (input, init) => fetch(input, init) })
+    await expect(client.getLiveness()).rejects.toMatchObject({
+      status: 307,
+      said: /redirected to \/elsewhere/,
+    })
+    expect(seen.map((r) => r.url)).toEqual(['/healthz'])
+  })
+
   it('says which coordinator it could not reach', async () => {
     // a port nobody listens on any more
     const { url } = await serve([])

@@ -42,6 +42,21 @@ const ok = (_req: unknown, res: import('node:http').ServerResponse) =>
 const get = { method: 'GET', headers: {} }
 
 describe('the node:http transport', () => {
+  it('names itself, and sends a body whole with its length in bytes (the coordinator reads that header)', async () => {
+    const seen: { agent?: string; length?: string; body: string }[] = []
+    const url = await listen(
+      createServer(async (req, res) => {
+        let body = ''
+        for await (const chunk of req) body += chunk
+        seen.push({ agent: req.headers['user-agent'], length: req.headers['content-length'], body })
+        ok(req, res)
+      }),
+    )
+    const body = JSON.stringify({ step: 'setup — é €' })
+    await nodeTransport()(`${url}/x`, { method: 'POST', headers: {}, body })
+    expect(seen).toEqual([{ agent: 'preflight-client', length: String(Buffer.byteLength(body)), body }])
+  })
+
   it('sends the next request on the connection the last one used', async () => {
     const s = createServer(ok)
     let connections = 0
