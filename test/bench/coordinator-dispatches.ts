@@ -67,14 +67,15 @@ export async function generateDispatches(sql: Sql): Promise<number> {
       select id, status, created_at, ended_at, subagent_name, worker_id from dispatches
       where status = 'expired' and (hashtext(id::text)::bigint & 3) = 0
     ), ev as (
-      insert into dispatch_events (dispatch_id, attempt, step, detail, at)
-      select id, 1, 'fault', '{"message":"baseline: git write-tree exited 128"}', ended_at from faulted
+      update dispatches d set events = d.events || jsonb_build_array(jsonb_build_object('step', 'fault',
+        'at', to_char(f.ended_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'attempt', 1,
+        'detail', '{"message":"baseline: git write-tree exited 128"}'::jsonb))
+      from faulted f where d.id = f.id
     )
     insert into dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
     select id, 'fault', status, created_at, subagent_name, worker_id from faulted on conflict do nothing`)
   await sql.unsafe('vacuum analyze dispatches')
   await sql.unsafe('vacuum analyze dispatch_reasons')
-  await sql.unsafe('vacuum analyze dispatch_events')
   const [now] = await sql`select count(*)::int as n from dispatches`
   return now?.n ?? 0
 }

@@ -157,7 +157,9 @@ describe('soak', () => {
     const events = await sql<
       { dispatch_id: string; attempt: number; step: string; worker: string | null; at: Date }[]
     >`
-      SELECT dispatch_id, attempt, step, detail->>'workerId' AS worker, at FROM dispatch_events ORDER BY id`
+      SELECT d.id AS dispatch_id, (e ->> 'attempt')::int AS attempt, e ->> 'step' AS step,
+             e -> 'detail' ->> 'workerId' AS worker, (e ->> 'at')::timestamptz AS at
+      FROM dispatches d, jsonb_array_elements(d.events) WITH ORDINALITY AS x(e, n) ORDER BY d.id, n`
     const runs = (await readFile(join(suite.scratch, 'runs.log'), 'utf8')).trim().split('\n')
 
     // every dispatch ended, and as its requirements say

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import type { Completion, DispatchStatus, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
 import type { dispatches, SqlRow } from './schema.js'
-import { insertReasons, iso, jsonb } from './sql.js'
+import { event, insertReasons, iso, jsonb } from './sql.js'
 
 export type CompletionRead = Pick<
   SqlRow<typeof dispatches>,
@@ -39,13 +39,11 @@ export async function writeCompletion(
     db,
     sql`WITH d AS (
           UPDATE dispatches SET status = ${completion.status}, updated_at = now(), ended_at = coalesce(ended_at, now()),
-                 completion = ${jsonb(completion)} || jsonb_build_object('at', ${iso('now()')})
+                 completion = ${jsonb(completion)} || jsonb_build_object('at', ${iso('now()')}),
+                 events = events || ${event('completed', fence.attempt, jsonb({ status: completion.status }))}
           WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
             AND status = ${required} AND (status = 'cancelled' OR lease_expires_at > now()) AND completion IS NULL
           RETURNING id, status, created_at, subagent_name, worker_id
-        ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT id, ${fence.attempt}, 'completed', ${jsonb({ status: completion.status })} FROM d
         ), why AS (${insertReasons('d', reasons)})
         SELECT id FROM d`,
     PREPARED,

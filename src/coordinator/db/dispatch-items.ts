@@ -3,7 +3,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import { type DispatchItem, FAULT_TEXT_CHARS, type Metadata } from '../../contract/index.js'
 import type { dispatches, SqlRow } from './schema.js'
-import { iso, isoMicro, isoText } from './sql.js'
+import { iso, isoMicro } from './sql.js'
 
 // Bounds of one item: the end of a setup's output, the failed requirements named, a fault's message.
 export const OUTPUT_TAIL_CHARS = 2048
@@ -47,9 +47,11 @@ const preflightOf = sql.raw(`CASE WHEN d.status = 'preflight_failed' THEN (
 
 // The newest `fault` event of an expired dispatch, whichever attempt posted it.
 const faultOf = sql.raw(`CASE WHEN d.status = 'expired' THEN (
-    SELECT jsonb_build_object('message', left(coalesce(e.detail ->> 'message', e.detail::text, ''), ${FAULT_TEXT_CHARS}),
-                              'attempt', e.attempt, 'at', ${isoText('e.at')})
-    FROM dispatch_events e WHERE e.dispatch_id = d.id AND e.step = 'fault' ORDER BY e.id DESC LIMIT 1) END`)
+    SELECT jsonb_build_object('message', left(coalesce(e.value -> 'detail' ->> 'message', (e.value -> 'detail')::text, ''),
+                                              ${FAULT_TEXT_CHARS}),
+                              'attempt', e.value -> 'attempt', 'at', e.value -> 'at')
+    FROM jsonb_array_elements(d.events) WITH ORDINALITY AS e(value, n) WHERE e.value ->> 'step' = 'fault'
+    ORDER BY e.n DESC LIMIT 1) END`)
 
 // The columns of an item, from `d` (dispatches) and the page's sort column `key` (created_at or ended_at).
 export const itemColumns = (

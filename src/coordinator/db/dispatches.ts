@@ -6,14 +6,15 @@ import {
   type Cancellation,
   type CreateDispatchRequest,
   type DispatchCreated,
+  type DispatchEvent,
   type DispatchView,
   FINAL_STATUSES,
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
-import { listEvents } from './events.js'
+import { newestEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
 import type { dispatches, SqlRow } from './schema.js'
-import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+import { event, iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
 type Dispatch = SqlRow<typeof dispatches>
 
@@ -31,15 +32,13 @@ export async function insertDispatch(
           SELECT name, version FROM subagent_versions WHERE name = ${req.subagent} ORDER BY version DESC LIMIT 1
         ), ins AS (
           INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
-                                  priority, metadata, deadline)
+                                  priority, metadata, deadline, events)
           SELECT ${randomUUID()}, sv.name, sv.version, ${jsonb(req.workspace)}, ${jsonb(req.labels)},
                  ${req.idempotencyKey ?? null}, ${opts.maxAttempts}, ${req.priority ?? 0}::int, ${jsonb(req.metadata)},
-                 ${deadlineOf(req)}
+                 ${deadlineOf(req)}, ${event('created', 0)}
           FROM sv
           ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
           RETURNING id, status
-        ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step) SELECT id, 0, 'created' FROM ins
         )
         SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
     PREPARED,
@@ -75,15 +74,13 @@ export async function insertRetry(
           FROM dispatches WHERE id = ${sourceId} AND status IN (${ended})
         ), ins AS (
           INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
-                                  priority, metadata, deadline)
+                                  priority, metadata, deadline, events)
           SELECT ${randomUUID()}, subagent_name, subagent_version, workspace, labels, ${opts.idempotencyKey ?? null},
-                 ${opts.maxAttempts}, priority, metadata, now() + span
+                 ${opts.maxAttempts}, priority, metadata, now() + span,
+                 ${event('created', 0, sql`jsonb_build_object('retryOf', id)`)}
           FROM src
           ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
           RETURNING id, status
-        ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT ins.id, 0, 'created', jsonb_build_object('retryOf', src.id) FROM ins, src
         )
         SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
   )
@@ -124,18 +121,20 @@ type DispatchRow = Pick<
   | 'cancel'
   | 'created_at'
   | 'updated_at'
->
+> & { events: DispatchEvent[]; event_count: number }
 
+// The dispatch as GET /v1/dispatches/{id} shows it: its row, with its events, read in one statement (a
+// final status comes with every event before it), then its newest attempt's report.
 export async function findDispatch(db: Orm, id: string): Promise<DispatchView | undefined> {
   const row = await one<DispatchRow>(
     db,
     sql`SELECT id, status, attempt, max_attempts, subagent_name, subagent_version, workspace, labels,
                idempotency_key, priority, metadata, completion, ${iso('deadline')} AS deadline, cancel,
-               ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at
+               ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at, ${newestEvents}
         FROM dispatches WHERE id = ${id}`,
   )
   if (!row) return undefined
-  const [{ events, total }, preflight] = await Promise.all([listEvents(db, id), findLatestPreflight(db, id)])
+  const preflight = await findLatestPreflight(db, id)
   const view: DispatchView = {
     id: row.id,
     status: row.status,
@@ -144,8 +143,8 @@ export async function findDispatch(db: Orm, id: string): Promise<DispatchView | 
     subagent: { name: row.subagent_name, version: row.subagent_version },
     workspace: row.workspace,
     priority: row.priority,
-    events,
-    eventCount: total,
+    events: row.events,
+    eventCount: row.event_count,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -169,17 +168,13 @@ export async function cancelDispatch(
   id: string,
   cancel: Omit<Cancellation, 'at'>,
 ): Promise<DispatchCreated | undefined> {
+  const recorded = sql`${jsonb(cancel)} || jsonb_build_object('at', ${iso('now()')})`
   return one<Pick<Dispatch, 'id' | 'status'>>(
     db,
-    sql`WITH c AS (
-          UPDATE dispatches SET status = 'cancelled', updated_at = now(), ended_at = now(),
-                 cancel = ${jsonb(cancel)} || jsonb_build_object('at', ${iso('now()')})
-          WHERE id = ${id} AND status IN ('queued', 'claimed', 'running')
-          RETURNING id, status, attempt, cancel
-        ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail) SELECT id, attempt, 'cancelled', cancel FROM c
-        )
-        SELECT id, status FROM c`,
+    sql`UPDATE dispatches SET status = 'cancelled', updated_at = now(), ended_at = now(), cancel = ${recorded},
+               events = events || ${event('cancelled', sql`attempt`, recorded)}
+        WHERE id = ${id} AND status IN ('queued', 'claimed', 'running')
+        RETURNING id, status`,
   )
 }
 

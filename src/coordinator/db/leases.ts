@@ -4,7 +4,7 @@ import { type SQL, sql } from 'drizzle-orm'
 import { type ClaimResponse, type DispatchStatus, ExpiryReason, type Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import type { dispatches, SqlRow, subagentVersions } from './schema.js'
-import { iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+import { event, iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
 
 const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
 
@@ -34,7 +34,7 @@ export const PRIORITY_AGING_MS = 300_000
 // The claim in one statement: the next queued dispatch the worker may take, locked (FOR UPDATE SKIP
 // LOCKED) by one of two index walks — the oldest dispatch queued longer than `agingMs`
 // (dispatches_queued), else, and only when that walk found nothing, the highest priority, oldest first
-// (dispatches_queued_priority) — then leased to the worker, with its `claimed` event. Unexecuted: the
+// (dispatches_queued_priority) — then leased to the worker, its `claimed` event appended. Unexecuted: the
 // benchmark EXPLAINs it.
 export function claimStatement(
   worker: { workerId: string; labels?: string[] | undefined },
@@ -59,13 +59,11 @@ export function claimStatement(
         ), next AS (SELECT id FROM aged UNION ALL SELECT id FROM ranked), claimed AS (
           UPDATE dispatches d SET status = 'claimed', attempt = d.attempt + 1, lease_owner = ${worker.workerId},
                  lease_token = ${token}, lease_expires_at = now() + ${interval(leaseMs)}, updated_at = now(),
-                 attempt_events = 0, worker_id = ${worker.workerId}
+                 attempt_events = 0, worker_id = ${worker.workerId},
+                 events = d.events || ${event('claimed', sql`d.attempt + 1`, sql`jsonb_build_object('workerId', ${worker.workerId}::text)`)}
           FROM next WHERE d.id = next.id
           RETURNING d.id, d.attempt, d.workspace, d.labels, d.subagent_name, d.subagent_version,
                     d.lease_token, d.lease_expires_at, d.priority, d.metadata, d.deadline
-        ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT id, attempt, 'claimed', jsonb_build_object('workerId', ${worker.workerId}::text) FROM claimed
         )
         SELECT c.id, c.attempt, c.workspace, c.labels, c.subagent_name, c.subagent_version, sv.definition,
                c.lease_token, ${iso('c.lease_expires_at')} AS expires_at, c.priority, c.metadata,
@@ -128,6 +126,7 @@ export async function sweepLeases(
   opts: { notify: boolean } = { notify: false },
 ): Promise<{ id: string; status: DispatchStatus; reason?: string }[]> {
   const late = sql`(deadline IS NOT NULL AND deadline <= now())`
+  const ends = sql`(attempt >= max_attempts OR ${late})`
   const lapsed = await rows<Pick<Dispatch, 'id' | 'status'> & { late: boolean }>(
     db,
     sql`WITH leased AS (
@@ -140,21 +139,21 @@ export async function sweepLeases(
           FOR UPDATE SKIP LOCKED
         ), lapsed AS (
           UPDATE dispatches
-          SET status = CASE WHEN attempt >= max_attempts OR ${late} THEN 'expired' ELSE 'queued' END,
+          SET status = CASE WHEN ${ends} THEN 'expired' ELSE 'queued' END,
               lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, updated_at = now(),
-              ended_at = CASE WHEN attempt >= max_attempts OR ${late} THEN now() END
+              ended_at = CASE WHEN ${ends} THEN now() END,
+              events = events || ${event(
+                sql`CASE WHEN ${ends} THEN 'expired' ELSE 'lease-expired' END`,
+                sql`attempt`,
+                sql`CASE WHEN ${late} THEN jsonb_build_object('reason', ${ExpiryReason.Deadline}::text) END`,
+              )}
           WHERE id IN (SELECT id FROM leased UNION ALL SELECT id FROM overdue)
-          RETURNING id, status, attempt, created_at, subagent_name, worker_id, ${late} AS late
-        ), ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT id, attempt, CASE WHEN status = 'expired' THEN 'expired' ELSE 'lease-expired' END,
-                 CASE WHEN late THEN jsonb_build_object('reason', ${ExpiryReason.Deadline}::text) END
-          FROM lapsed
+          RETURNING id, status, attempt, created_at, subagent_name, worker_id, ${late} AS late,
+                    events @> '[{"step": "fault"}]' AS faulted
         ), faulted AS (
           INSERT INTO dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
           SELECT id, ${ExpiryReason.Fault}, status, created_at, subagent_name, worker_id FROM lapsed
-          WHERE status = 'expired'
-            AND EXISTS (SELECT 1 FROM dispatch_events e WHERE e.dispatch_id = lapsed.id AND e.step = 'fault')
+          WHERE status = 'expired' AND faulted
           UNION ALL
           SELECT id, ${ExpiryReason.Deadline}, status, created_at, subagent_name, worker_id FROM lapsed WHERE late
           ON CONFLICT DO NOTHING

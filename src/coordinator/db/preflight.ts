@@ -11,7 +11,7 @@ import type {
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import type { dispatches, preflightReports, SqlRow, subagentVersions } from './schema.js'
-import { insertReasons, iso, jsonb } from './sql.js'
+import { event, insertReasons, iso, jsonb } from './sql.js'
 
 type Report = SqlRow<typeof preflightReports>
 
@@ -78,7 +78,8 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
     db,
     sql`WITH d AS (
           UPDATE dispatches SET status = ${judged.status}, updated_at = now(),
-                 ended_at = CASE WHEN ${judged.status}::text = 'preflight_failed' THEN now() END
+                 ended_at = CASE WHEN ${judged.status}::text = 'preflight_failed' THEN now() END,
+                 events = events || ${event('preflight', req.attempt, jsonb({ outcome: judged.outcome, decision: judged.decision }))}
           WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
             AND status = 'claimed' AND lease_expires_at > now()
           RETURNING id, status, subagent_name, subagent_version, lease_owner, created_at, worker_id
@@ -100,11 +101,7 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
                  (value->>'durationMs')::float8, created_at, CASE WHEN value ? 'reason' THEN worker_id END
           FROM x
         ), roll AS (${rollUp})
-        , ev AS (
-          INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT d.id, ${req.attempt}, 'preflight',
-                 ${jsonb({ outcome: judged.outcome, decision: judged.decision })} FROM d
-        ), why AS (${insertReasons('d', judged.reasons)})
+        , why AS (${insertReasons('d', judged.reasons)})
         SELECT subagent_name FROM d`,
     PREPARED,
   )

@@ -21,6 +21,7 @@ import {
   type Completion,
   DECISIONS,
   DISPATCH_STATUSES,
+  type DispatchEvent,
   type Metadata,
   type PreflightReport,
   ROLES,
@@ -82,6 +83,8 @@ export const dispatches = pgTable('dispatches', {
   metadata: jsonb('metadata').$type<Metadata>(),
   deadline: ts('deadline'),
   cancel: jsonb('cancel').$type<Cancellation>(),
+  // the event log, oldest first (db/events.ts)
+  events: jsonb('events').$type<DispatchEvent[]>().notNull().default([]),
 })
 
 export const dispatchReasons = pgTable(
@@ -96,15 +99,6 @@ export const dispatchReasons = pgTable(
   },
   (t) => [primaryKey({ columns: [t.dispatchId, t.reason] })],
 )
-
-export const dispatchEvents = pgTable('dispatch_events', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  dispatchId: uuid('dispatch_id').notNull(),
-  attempt: integer('attempt').notNull(),
-  step: text('step').notNull(),
-  detail: jsonb('detail'),
-  at: ts('at').notNull().defaultNow(),
-})
 
 export const preflightReports = pgTable('preflight_reports', {
   id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),

@@ -43,6 +43,16 @@ export function keysetWindow(
 export const jsonb = (value: unknown): SQL =>
   value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
 
+// An event for a dispatch's log, as a one-element array to append to its `events` column
+// (`events = events || ${event(…)}` in the statement that changes the row, whose lock orders them):
+// the step, the statement's instant, the attempt, and the detail when there is one (no key when NULL).
+export const event = (step: SQL | string, attempt: SQL | number, detail?: SQL): SQL => {
+  const head = sql`jsonb_build_object('step', ${step}::text, 'at', ${iso('now()')}, 'attempt', ${attempt}::int)`
+  if (detail === undefined) return sql`jsonb_build_array(${head})`
+  return sql`jsonb_build_array(${head} || CASE WHEN ${detail} IS NULL THEN '{}'::jsonb
+                                            ELSE jsonb_build_object('detail', ${detail}) END)`
+}
+
 // Records why a dispatch ended (dispatch_reasons, what the listing's reason filter walks): one row per
 // code, for the dispatch a CTE of the same statement returned (its id, final status, created_at,
 // subagent_name and worker_id). No codes, no rows.

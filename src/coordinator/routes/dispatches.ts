@@ -18,7 +18,6 @@ import {
 import type { Deps } from '../config.js'
 import { listDispatches, listEndings } from '../db/dispatch-list.js'
 import { findDispatch } from '../db/dispatches.js'
-import { lastEventIds } from '../db/events.js'
 import { createDispatch } from '../dispatch/dispatches.js'
 import { longPoll } from '../dispatch/long-poll.js'
 import { requestGone } from '../http/deadline.js'
@@ -147,13 +146,12 @@ async function viewWithin(
   const { view } = await longPoll(
     {
       look: async () => {
-        // The newest event before the dispatch is read: an end written while it is read (its wake-up then
-        // comes before the wait) is newer, and the watch's next look wakes the wait. The read's own newest
-        // event is not that: the dispatch and its events are two reads, and the end may fall between them.
-        const seen = waitMs > 0 ? ((await lastEventIds(deps.db.orm, [id])).get(id) ?? 0) : 0
+        // The status and the events are read in one statement: an end written after it (its wake-up
+        // perhaps before the wait) is a newer event than the view's, and the watch's next look wakes the
+        // wait.
         const view = await findDispatch(deps.db.orm, id)
         if (!view) throw notFound(`dispatch ${id}`)
-        return { seen, view }
+        return { seen: view.eventCount, view }
       },
       ready: ({ view }) => FINAL_STATUSES.has(view.status),
       park: ({ seen }, ms) => deps.watch.wait(id, seen, ms, signal),

@@ -163,5 +163,25 @@ describe('migrate dispatches stored before the listing', () => {
     ])
     // still running: no end
     expect(byId.get(other.dispatchId)).toMatchObject({ status: 'running', endedAt: null })
+    // 0015: the events are on their dispatch's row, in the order they were written, detail and all
+    const at = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    const moved = await rows<{ id: string; events: unknown[] }>(
+      db,
+      sql`SELECT id, events FROM dispatches WHERE id IN (${expired}, ${other.dispatchId})`,
+    )
+    expect(new Map(moved.map((d) => [d.id, d.events]))).toEqual(
+      new Map([
+        [
+          expired,
+          [
+            { step: 'claimed', at, attempt: 1, detail: { workerId: 'w-first' } },
+            { step: 'fault', at, attempt: 1, detail: { message: 'git write-tree failed' } },
+            { step: 'claimed', at, attempt: 2, detail: { workerId: 'w-second' } },
+          ],
+        ],
+        [other.dispatchId, []],
+      ]),
+    )
+    expect(await rows(db, sql`SELECT to_regclass('dispatch_events') AS t`)).toEqual([{ t: null }])
   })
 })

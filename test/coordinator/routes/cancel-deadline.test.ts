@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm'
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ClaimResponse } from '../../../src/contract/index.js'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
+import { iso } from '../../../src/coordinator/db/sql.js'
 import { useTestApp } from '../../support/app.js'
 import {
   claim,
@@ -80,8 +81,8 @@ describe('cancel', () => {
     const ev = view.events.find((e: { step: string }) => e.step === 'cancelled')
     expect(ev.detail).toMatchObject({ reason: 'the task was abandoned', by: { role: 'orchestrator' } })
     // the cancel's end stays where it was: the endings do not see it end twice
-    const ended = await h.t.db.orm.execute(sql`SELECT ended_at = (SELECT at FROM dispatch_events
-      WHERE dispatch_id = ${id} AND step = 'cancelled') AS same FROM dispatches WHERE id = ${id}`)
+    const ended = await h.t.db.orm.execute(sql`SELECT ${iso('ended_at')} = (SELECT e ->> 'at'
+      FROM jsonb_array_elements(events) AS e WHERE e ->> 'step' = 'cancelled') AS same FROM dispatches WHERE id = ${id}`)
     expect(ended).toMatchObject([{ same: true }])
   })
 

@@ -189,18 +189,20 @@ describe('waiting across coordinators', () => {
 describe('GET /v1/dispatches/{id}?waitFor=terminal, racing the end', () => {
   const h = useTestApp({ watchPollMs: 200, dispatchWaitCapMs: 6_000 })
 
-  // The long-poll reads the dispatch, then its events. An end written between the two reads (the
+  // The long-poll once read the dispatch, then its events. An end written between the two reads (the
   // completion's wake-up then comes before the long-poll waits) was seen in the events but not in the
   // status: the long-poll then waited for an event newer than the end, which never comes, until its
-  // timeout (25 s for the client's waitForDispatch; seen in the e2e tests on a loaded machine).
-  it('answers an end written between its read of the dispatch and of its events within a look', async () => {
+  // timeout (25 s for the client's waitForDispatch; seen in the e2e tests on a loaded machine). Now the
+  // view's own events are what it waits past; the end is written here after the row was read and
+  // before the view is done (its report, read last, is locked).
+  it('answers an end written while it reads the dispatch within a look', async () => {
     const { id } = await running(h)
     const admin = postgres(h.t.url as string, { max: 1, onnotice: () => {} })
     try {
       await admin
         .begin(async (tx) => {
-          // the events are locked: the long-poll reads the dispatch (running), then waits on them
-          await tx`LOCK TABLE dispatch_events IN ACCESS EXCLUSIVE MODE`
+          // the reports are locked: the long-poll reads the dispatch (running), then waits on its report
+          await tx`LOCK TABLE preflight_reports IN ACCESS EXCLUSIVE MODE`
           const waiting = h.call('GET', waitPath(id, 6_000)).then((r) => ({ r, at: performance.now() }))
           // (asked on another connection: a transaction sees pg_stat_activity as it first read it)
           await waitFor(
@@ -209,15 +211,16 @@ describe('GET /v1/dispatches/{id}?waitFor=terminal, racing the end', () => {
                 await rows(
                   h.t.db.orm,
                   sql`SELECT 1 AS one FROM pg_stat_activity
-                    WHERE wait_event_type = 'Lock' AND query LIKE '%FROM dispatch_events%'`,
+                    WHERE wait_event_type = 'Lock' AND query LIKE '%FROM preflight_reports%'`,
                 )
               ).length > 0,
-            { what: "the long-poll's read of the events to wait on the lock" },
+            { what: "the long-poll's read of the report to wait on the lock" },
           )
           // the end, as a completion writes it (no wake-up: that one came and went before the long-poll waited)
           await tx`UPDATE dispatches SET status = 'succeeded', completion = ${tx.json({ exitCode: 0 })},
-                   ended_at = now(), updated_at = now() WHERE id = ${id}`
-          await tx`INSERT INTO dispatch_events (dispatch_id, attempt, step) VALUES (${id}, 1, 'completed')`
+                   ended_at = now(), updated_at = now(),
+                   events = events || ${tx.json([{ step: 'completed', at: new Date().toISOString(), attempt: 1 }])}
+                   WHERE id = ${id}`
           // in an object: a promise returned would be awaited before the commit
           return { waiting }
         })

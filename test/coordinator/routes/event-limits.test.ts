@@ -126,8 +126,11 @@ describe('event limits', () => {
     const { id, c } = await claimed()
     // 500 more events as many attempts would leave them (written directly: the limits bound the API).
     await h.t.db.orm.execute(
-      sql`INSERT INTO dispatch_events (dispatch_id, attempt, step, detail)
-          SELECT ${id}::uuid, 1, 'progress', jsonb_build_object('i', i) FROM generate_series(1, 500) i`,
+      sql`UPDATE dispatches SET events = events || (
+            SELECT jsonb_agg(jsonb_build_object('step', 'progress', 'at', '2026-01-01T00:00:00.000Z', 'attempt', 1,
+                                                'detail', jsonb_build_object('i', i)) ORDER BY i)
+            FROM generate_series(1, 500) i)
+          WHERE id = ${id}`,
     )
     await post(id, c, 'verify')
     const v = await view(id)

@@ -181,7 +181,11 @@ describe('the dispatch page', () => {
       ['agent', '2026-01-01T00:04:07.500Z'],
     ])
       await h.t.db.orm.execute(
-        sql`UPDATE dispatch_events SET at = ${at}::timestamptz WHERE dispatch_id = ${id} AND step = ${step}`,
+        sql`UPDATE dispatches SET events = (
+              SELECT jsonb_agg(CASE WHEN e ->> 'step' = ${step} THEN jsonb_set(e, '{at}', to_jsonb(${at}::text)) ELSE e END
+                               ORDER BY n)
+              FROM jsonb_array_elements(events) WITH ORDINALITY AS x(e, n))
+            WHERE id = ${id}`,
       )
     const page = await show(id)
     expect(page).toMatch(/<td data-label="step">created<\/td><td data-label="took">2.5 s<\/td>/)
