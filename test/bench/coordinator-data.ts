@@ -1,7 +1,7 @@
 // Generates the reports benchmark history in SQL: 200 subagents × 8 requirements, 125,000 reports
-// over 30 days, 1,000,000 requirement_results rows (BENCH_RESULT_ROWS: 10,000,000 makes 1,250,000
-// reports over 300 days); ~10% of reports unmet and ~2% error. Then the summary's rows, as migration
-// 0013 fills them from stored results.
+// over 30 days, 1,000,000 results (BENCH_RESULT_ROWS: 10,000,000 makes 1,250,000 reports over 300
+// days); ~10% of reports unmet and ~2% error. Stored as the coordinator stores them: each report with
+// its results and kinds, a requirement_results row for each result not met, and the summary's rows.
 import type { Sql } from 'postgres'
 
 export const SUBAGENTS = 200
@@ -42,10 +42,10 @@ export async function generateHistory(sql: Sql): Promise<void> {
     from generate_series(1, ${REPORTS}) i`)
   await sql.unsafe(`
     insert into preflight_reports (id, dispatch_id, attempt, subagent_name, subagent_version, worker_id,
-      outcome, decision, declared, report, created_at)
+      outcome, decision, declared, kinds, report, created_at)
     overriding system value
     select ${ID_OFFSET} + i, md5('d' || i)::uuid, 1, 'subagent-' || (i % ${SUBAGENTS}), 1, 'worker-' || (i % 16),
-      ${OUTCOME}, case when ${OUTCOME} = 'met' then 'proceed' else 'abort' end, true,
+      ${OUTCOME}, case when ${OUTCOME} = 'met' then 'proceed' else 'abort' end, true, '{exec,git,paths}',
       jsonb_build_object('outcome', ${OUTCOME}, 'declared', true, 'startedAt', ${AT}, 'finishedAt', ${AT},
         'results', (select jsonb_agg(${RESULT_JSON} order by p) from generate_series(0, ${REQUIREMENTS - 1}) p)),
       ${AT}
@@ -55,13 +55,17 @@ export async function generateHistory(sql: Sql): Promise<void> {
       observed, duration_ms, created_at, worker_id)
     select ${ID_OFFSET} + i, p, 'subagent-' || (i % ${SUBAGENTS}), (${KINDS})[p + 1], (${NAMES})[p + 1],
       ${STATUS}, ${REASON}, ${OBSERVED}, 1.5, ${AT}, case when ${REASON} is not null then 'worker-' || (i % 16) end
-    from generate_series(1, ${REPORTS}) i cross join generate_series(0, ${REQUIREMENTS - 1}) p`)
+    from generate_series(1, ${REPORTS}) i cross join generate_series(0, ${REQUIREMENTS - 1}) p
+    where ${STATUS} <> 'met'`)
   await sql.unsafe(`
     insert into requirement_rollups
     select subagent_name, kind, requirement, count(*), count(*) filter (where status = 'met'),
       count(*) filter (where status = 'unmet'), count(*) filter (where status = 'error'),
       max(created_at) filter (where status = 'met')
-    from requirement_results group by subagent_name, kind, requirement`)
+    from (select 'subagent-' || (i % ${SUBAGENTS}) as subagent_name, (${KINDS})[p + 1] as kind,
+            (${NAMES})[p + 1] as requirement, ${STATUS} as status, ${AT} as created_at
+          from generate_series(1, ${REPORTS}) i cross join generate_series(0, ${REQUIREMENTS - 1}) p) r
+    group by subagent_name, kind, requirement`)
   await sql.unsafe('vacuum analyze')
   // the generation's dirty pages written now, not by the checkpointer while the queries are timed (it
   // put 20 ms stalls into the p99 of sub-millisecond plans); a role without the right skips it

@@ -4,7 +4,9 @@
 // and the WAL the cluster wrote (pg_current_wal_lsn). Figures are per request; the commits include
 // the coordinator's own in the meantime (its lease sweep and outbox poll: a few hundredths a request),
 // not this reader's.
+import { execFile } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import type postgres from 'postgres'
 import { type Call, cycleReport, definition } from './coordinator-cycles.js'
 
@@ -14,6 +16,7 @@ export interface Counters {
   updated: number
   deleted: number
   wal: number
+  lsn: string
   tables: Map<string, { ins: number; upd: number; del: number }>
 }
 
@@ -73,14 +76,17 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
   ]
   await call('orchestrator', 'POST', '/v1/subagents', definition)
   const rows: string[] = []
+  const dumps: string[] = []
   for (const [step, request] of steps) {
     await sleep(SETTLE_MS)
     const before = await read()
     for (let i = 0; i < cycles; i++) await request(i)
     await sleep(SETTLE_MS)
     // the reader's first statement committed after it read the counters
-    const d = diffCounters(await read(), before, 1)
+    const after = await read()
+    const d = diffCounters(after, before, 1)
     rows.push(formatRow(step, d, cycles))
+    if (process.env.BENCH_WALDUMP) dumps.push(await walRecords(step, before.lsn, after.lsn, cycles))
   }
   console.log(`\n## what each request writes (${cycles} of each, one at a time, per request)`)
   console.log(
@@ -88,6 +94,38 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
   )
   console.log('  | --- | --- | --- | --- | --- | --- | --- |')
   for (const row of rows) console.log(`  ${row}`)
+  for (const dump of dumps) console.log(dump)
+}
+
+// BENCH_WALDUMP=<the cluster's pg_wal directory> (PG_WALDUMP: the program, else pg_waldump on PATH): the
+// WAL of a batch by record type, per request — what each statement's heap and index writes and full
+// page images cost. The cluster's WAL, so run it on a quiet server.
+async function walRecords(step: string, from: string, to: string, n: number): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.env.PG_WALDUMP ?? 'pg_waldump',
+    ['--stats=record', '-p', process.env.BENCH_WALDUMP as string, '-s', from, '-e', to],
+    { maxBuffer: 16 * 1024 * 1024 },
+  )
+  // "Heap/INSERT   count (pct)   record size (pct)   FPI size (pct)   combined size (pct)"
+  const lines = stdout
+    .split('\n')
+    .map((line) =>
+      line
+        .replace(/\(\s*[\d.]+\)/g, ' ')
+        .trim()
+        .split(/\s+/),
+    )
+    .filter((f) => f.length === 5 && /^[A-Za-z0-9]+\//.test(f[0] ?? '') && Number(f[1]) > 0)
+    .map((f) => ({ type: f[0] as string, count: Number(f[1]), record: Number(f[2]), fpi: Number(f[3]) }))
+    .sort((a, b) => b.record + b.fpi - (a.record + a.fpi))
+  const per = (x: number) => (x / n).toFixed(2)
+  return [
+    `\n### WAL records of ${step}, per request (count, record bytes, full-page-image bytes)`,
+    ...lines.map(
+      (l) =>
+        `  ${l.type.padEnd(28)} ${per(l.count).padStart(6)} ${per(l.record).padStart(9)} ${per(l.fpi).padStart(9)}`,
+    ),
+  ].join('\n')
 }
 
 export async function readCounters(sql: postgres.Sql): Promise<Counters> {
@@ -95,7 +133,7 @@ export async function readCounters(sql: postgres.Sql): Promise<Counters> {
   const [db] = await sql`
     select d.xact_commit::float8 as commits, d.tup_inserted::float8 as inserted,
       d.tup_updated::float8 as updated, d.tup_deleted::float8 as deleted,
-      pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 as wal,
+      pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 as wal, pg_current_wal_lsn()::text as lsn,
       (select coalesce(json_agg(json_build_array(relname, n_tup_ins, n_tup_upd, n_tup_del)), '[]')
          from pg_stat_user_tables) as tables
     from pg_stat_database d where d.datname = current_database()`
@@ -108,6 +146,7 @@ export async function readCounters(sql: postgres.Sql): Promise<Counters> {
     updated: Number(db?.updated),
     deleted: Number(db?.deleted),
     wal: Number(db?.wal),
+    lsn: String(db?.lsn),
     tables,
   }
 }
@@ -125,6 +164,7 @@ export function diffCounters(a: Counters, b: Counters, readers = 0): Counters {
     updated: a.updated - b.updated,
     deleted: a.deleted - b.deleted,
     wal: a.wal - b.wal,
+    lsn: a.lsn,
     tables,
   }
 }

@@ -25,14 +25,24 @@ const defaults: CheckResult = {
 const at = (iso: string) => sql`${iso}::text::timestamptz`
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`
 
-// Inserts a subagent version, a dispatch and its report with one requirement_results row per result,
-// each with its report's worker when it has a reason, counted in requirement_rollups.
+// Inserts a subagent version, a dispatch and its report as the schema the database has come to stores
+// one: since migration 0016 with its kinds and a requirement_results row for each result that is not met
+// (each with its report's worker), else with a row for every result; counted in requirement_rollups
+// where that table exists.
 export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchId: string }> {
   const subagent = seed.subagent ?? 'frontend-fixer'
   const results = seed.results.map((r) => ({ ...defaults, ...r }) as CheckResult)
   const outcome = outcomeOf(results)
   const dispatchId = randomUUID()
   const report = { outcome, declared: results.length > 0, results, startedAt: seed.at, finishedAt: seed.at }
+  const has = await one<{ rollups: boolean; workers: boolean; kinds: boolean }>(
+    db,
+    sql`SELECT to_regclass('requirement_rollups') IS NOT NULL AS rollups,
+          EXISTS (SELECT FROM information_schema.columns
+                  WHERE table_name = 'requirement_results' AND column_name = 'worker_id') AS workers,
+          EXISTS (SELECT FROM information_schema.columns
+                  WHERE table_name = 'preflight_reports' AND column_name = 'kinds') AS kinds`,
+  )
   await db.execute(sql`insert into subagent_versions (name, version, hash, definition)
     values (${subagent}, 1, ${'0'.repeat(64)}, ${json({ name: subagent })}) on conflict do nothing`)
   await db.execute(sql`insert into dispatches (id, subagent_name, subagent_version, workspace, status, attempt)
@@ -45,24 +55,24 @@ export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchI
         ${outcome === 'met' ? 'proceed' : 'abort'}, ${report.declared}, ${json(report)}, ${at(seed.at)})
       returning id`,
   )
+  if (has?.kinds)
+    await db.execute(sql`update preflight_reports
+      set kinds = ${`{${[...new Set(results.map((r) => r.kind))].sort().join(',')}}`}::text[] where id = ${row?.id}`)
   for (const [position, r] of results.entries()) {
+    if (has?.kinds && r.status === 'met') continue
     await db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
         requirement, status, reason, observed, duration_ms, created_at)
       values (${row?.id}, ${position}, ${subagent}, ${r.kind}, ${r.requirement}, ${r.status},
         ${r.reason ?? null}, ${json(r.observed)}, ${r.durationMs}, ${at(seed.at)})`)
   }
-  // as a stored report is, where the database has come that far (migrating on fills the rest)
-  const has = await one<{ rollups: boolean; workers: boolean }>(
-    db,
-    sql`SELECT to_regclass('requirement_rollups') IS NOT NULL AS rollups, EXISTS (SELECT FROM
-      information_schema.columns WHERE table_name = 'requirement_results' AND column_name = 'worker_id') AS workers`,
-  )
   if (has?.workers)
     await db.execute(sql`UPDATE requirement_results SET worker_id = ${seed.worker ?? 'w-1'}
       WHERE report_id = ${row?.id} AND reason IS NOT NULL`)
   if (has?.rollups)
     await db.execute(
-      sql`WITH x AS (SELECT * FROM requirement_results WHERE report_id = ${row?.id}) ${rollUp}`,
+      sql`WITH x AS (SELECT ${subagent}::text AS subagent_name, e ->> 'kind' AS kind, e ->> 'requirement' AS requirement,
+                            e ->> 'status' AS status, ${at(seed.at)} AS created_at
+                     FROM jsonb_array_elements(${json(results)}) AS e) ${rollUp}`,
     )
   return { dispatchId }
 }

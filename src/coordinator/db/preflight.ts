@@ -1,5 +1,5 @@
-// Preflight reports: read for a report, stored with one row per result atomically with the dispatch's
-// status change, and read back as the coordinator judged them.
+// Preflight reports: read for a report, stored (its results in it, a row for each one that is not met)
+// atomically with the dispatch's status change, and read back as the coordinator judged them.
 import { sql } from 'drizzle-orm'
 import type {
   CheckResult,
@@ -9,7 +9,7 @@ import type {
   PreflightRequest,
   PreflightView,
 } from '../../contract/index.js'
-import { type Orm, one, PREPARED, rows } from './client.js'
+import { type Orm, one, PREPARED } from './client.js'
 import type { dispatches, preflightReports, SqlRow, subagentVersions } from './schema.js'
 import { event, insertReasons, iso, jsonb } from './sql.js'
 
@@ -52,11 +52,14 @@ export interface Verdict {
   reasons: readonly string[]
 }
 
-// A complete report's judged results are the reported ones in the same order: the rows come from the
-// report just stored, and the results are not sent a second time. Only a report-incomplete verdict
-// (missing and extra rows added) sends its own list.
+// A complete report's judged results are the reported ones in the same order: they are read from the
+// report just stored, and not sent or kept a second time. Only a report-incomplete verdict (missing and
+// extra results added) sends and keeps its own list (`judged`).
 const judgedRows = (judged: Verdict) =>
   judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
+
+// The kinds of the judged results, each once, sorted: what the kind filter matches (`kinds`).
+const kindsOf = (results: readonly CheckResult[]) => [...new Set(results.map((r) => r.kind))].sort()
 
 // The summary's rows (requirement_rollups) counted on in the same statement as the results: always
 // equal to a recount. In key order, so two reports of one subagent lock its rows in the same order.
@@ -71,7 +74,7 @@ export const rollUp = sql`
     met = o.met + excluded.met, unmet = o.unmet + excluded.unmet, error = o.error + excluded.error,
     last_met_at = greatest(o.last_met_at, excluded.last_met_at)`
 
-// Writes report, result rows, the summary's rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
+// Writes report, the rows of the results that are not met, the summary's rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
 // without an explicit transaction. Answers the subagent's name, or undefined when the fence did not hold.
 export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
   return one<Pick<SqlRow<typeof dispatches>, 'subagent_name'>>(
@@ -85,21 +88,22 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
           RETURNING id, status, subagent_name, subagent_version, lease_owner, created_at, worker_id
         ), r AS (
           INSERT INTO preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
-                                         outcome, decision, declared, reason, report)
+                                         outcome, decision, declared, reason, report, judged, kinds)
           SELECT d.id, ${req.attempt}, d.subagent_name, d.subagent_version,
                  coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
-                 ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)}
-          FROM d RETURNING id, created_at, worker_id, report -> 'results' AS results
+                 ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)},
+                 ${judgedRows(judged)}, ${`{${kindsOf(judged.results).join(',')}}`}::text[]
+          FROM d RETURNING id, created_at, worker_id, coalesce(judged, report -> 'results') AS results
         ), x AS (
           SELECT r.id, r.created_at, r.worker_id, d.subagent_name, e.ordinality - 1 AS position, e.value->>'kind' AS kind,
                  e.value->>'requirement' AS requirement, e.value->>'status' AS status, e.value
-          FROM r, d, jsonb_array_elements(coalesce(${judgedRows(judged)}, r.results)) WITH ORDINALITY AS e(value, ordinality)
+          FROM r, d, jsonb_array_elements(r.results) WITH ORDINALITY AS e(value, ordinality)
         ), res AS (
           INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement, status, reason,
                                            observed, duration_ms, created_at, worker_id)
           SELECT id, position, subagent_name, kind, requirement, status, value->>'reason', value->'observed',
                  (value->>'durationMs')::float8, created_at, CASE WHEN value ? 'reason' THEN worker_id END
-          FROM x
+          FROM x WHERE status <> 'met'
         ), roll AS (${rollUp})
         , why AS (${insertReasons('d', judged.reasons)})
         SELECT subagent_name FROM d`,
@@ -109,28 +113,24 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
 
 type ReportRow = Pick<
   Report,
-  'id' | 'attempt' | 'outcome' | 'decision' | 'declared' | 'reason' | 'report' | 'created_at'
+  'attempt' | 'outcome' | 'decision' | 'declared' | 'reason' | 'report' | 'created_at'
 >
 
-// The newest attempt's report as the coordinator judged it (results from the stored rows).
+// The newest attempt's report as the coordinator judged it.
 export async function findLatestPreflight(db: Orm, dispatchId: string): Promise<PreflightView | undefined> {
-  const r = await one<ReportRow>(
+  const r = await one<ReportRow & { results: CheckResult[] }>(
     db,
-    sql`SELECT id, attempt, outcome, decision, declared, reason, report, ${iso('created_at')} AS created_at
+    sql`SELECT attempt, outcome, decision, declared, reason, report, coalesce(judged, report -> 'results') AS results,
+               ${iso('created_at')} AS created_at
         FROM preflight_reports WHERE dispatch_id = ${dispatchId} ORDER BY attempt DESC LIMIT 1`,
   )
   if (!r) return undefined
-  const results = await rows<CheckResult & { reason: string | null }>(
-    db,
-    sql`SELECT kind, requirement, status, reason, observed, duration_ms AS "durationMs"
-        FROM requirement_results WHERE report_id = ${r.id} ORDER BY position`,
-  )
   const view: PreflightView = {
     attempt: r.attempt,
     outcome: r.outcome,
     decision: r.decision,
     declared: r.declared,
-    results: results.map(({ reason, ...rest }) => (reason === null ? rest : { ...rest, reason })),
+    results: r.results,
     startedAt: r.report.startedAt,
     finishedAt: r.report.finishedAt,
     createdAt: r.created_at,

@@ -1,6 +1,6 @@
 // Operators' report listing: filters, newest first, keyset pagination on (created_at, id).
 import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
-import type { CheckResult, Outcome, ReportPage } from '../../contract/index.js'
+import { type CheckResult, type Outcome, type ReportPage, RequirementKind } from '../../contract/index.js'
 import type { Orm } from './client.js'
 import { decodeCursor, isMicroInstant, pageOf } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'
@@ -27,18 +27,10 @@ const isKey = (v: unknown): v is [string, number] =>
 // Drivers differ: postgres.js parses jsonb, others may hand over the text.
 const parseJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T
 
-// The results as the coordinator judged them. A complete report (no report-level reason) was stored
-// as sent, in declaration order, so its JSON is the judged list and costs no join; a report-incomplete
-// verdict added rows for missing or extra results, which only requirement_results holds, and the
-// kind / reason filters match those rows, so the items must show them.
-// Outer columns spelled out: drizzle leaves them unqualified, which inside a subquery is ambiguous.
-const resultsOf = sql`case when preflight_reports.reason is null then preflight_reports.report -> 'results' else (
-  select coalesce(jsonb_agg(
-      jsonb_build_object('kind', r.kind, 'requirement', r.requirement, 'status', r.status,
-                         'observed', r.observed, 'durationMs', r.duration_ms)
-        || case when r.reason is null then '{}'::jsonb else jsonb_build_object('reason', r.reason) end
-      order by r.position), '[]'::jsonb)
-  from requirement_results r where r.report_id = preflight_reports.id) end`
+// The results as the coordinator judged them: a complete report's are the ones it was sent with, in
+// declaration order; a report-incomplete verdict added results for missing or extra ones (`judged`),
+// and the kind / reason filters match those, so the items show them.
+const resultsOf = sql`coalesce(${pr.judged}, ${pr.report} -> 'results')`
 
 const microIso = (column: SQL | typeof pr.createdAt) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
@@ -59,7 +51,8 @@ const columns = {
 // The page's query, unexecuted (the benchmark EXPLAINs it); fetches one row more than the limit.
 export function reportsQuery(db: Orm, query: ReportPageQuery) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
-  const byResults = query.kind !== undefined || query.reason !== undefined
+  // only a result that is not met has a row, and only such a result has a reason
+  const byResults = query.reason !== undefined
   const byReports = query.outcome !== undefined || query.subagent !== undefined || query.worker !== undefined
   // a reason and a worker: that worker's results with the reason (requirement_results_worker_reason)
   if ((byResults && !byReports) || (query.reason !== undefined && query.worker !== undefined))
@@ -93,9 +86,9 @@ export function reportsQuery(db: Orm, query: ReportPageQuery) {
     .orderBy(desc(page.createdAt), desc(page.id))
 }
 
-// A kind or a reason alone (both: one result with both): the query walks the matching results newest
-// first (requirement_results_kind / _reason / _kind_reason) and joins each one's report until the page
-// is full: a frequent value stops after a page, a rare one reads only its few results. A result row
+// A reason, with a kind or not (one result with both): the query walks the matching results newest
+// first (requirement_results_reason / _kind_reason) and joins each one's report until the page is
+// full: a frequent code stops after a page, a rare one reads only its few results. A result row
 // carries its report's created_at, so the window and the cursor bound the walk itself. Grouped,
 // because one report can hold several matching results and must appear once. The report's own
 // filters are checked on each report joined; a worker with a reason is the results' own (a result
@@ -138,20 +131,26 @@ export async function listReports(db: Orm, query: ReportPageQuery): Promise<Repo
   }
 }
 
-// The report's own filters.
+// The report's own filters. A kind is the report's (`kinds`), written as a literal: a kind alone walks
+// that kind's partial index (preflight_reports_kind_*), newest first, whose predicate must match it.
 function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
   return [
     f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
     f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
     f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
+    f.kind === undefined ? undefined : sql`${pr.kinds} @> ${sql.raw(`'{${kindLiteral(f.kind)}}'`)}`,
   ]
+}
+
+function kindLiteral(kind: string): string {
+  return RequirementKind.parse(kind)
 }
 
 // With a report filter as well: reports with a matching result, walked along the report filter's own
 // index. The result's copy of created_at is matched too, so both sides are in the page's order and
 // PostgreSQL merges the two index walks, stopping when the page is full, however rare either side is.
 function hasResult(f: ReportFilters): SQL | undefined {
-  if (f.kind === undefined && f.reason === undefined) return undefined
+  if (f.reason === undefined) return undefined
   const match = and(
     sql`requirement_results.report_id = preflight_reports.id`,
     sql`requirement_results.created_at = preflight_reports.created_at`,

@@ -18,6 +18,7 @@ import {
 import {
   type Cancellation,
   CHECK_STATUSES,
+  type CheckResult,
   type Completion,
   DECISIONS,
   DISPATCH_STATUSES,
@@ -34,7 +35,8 @@ const ts = <N extends string>(name: N) => timestamp(name, { withTimezone: true, 
 
 // A row of `table` as a raw `sql` statement answers it (client.ts rows()): keyed by column name, each
 // value as declared here but for what both drivers answer otherwise: a timestamp as text (select it
-// through iso() for ISO 8601), a bigint as text from postgres.js and as a number from PGlite.
+// through iso() for ISO 8601), a bigint as text from postgres.js and as a number from PGlite, an array
+// as its text ('{a,b}') from postgres.js and as an array from PGlite.
 export type SqlRow<T extends Table> = {
   [K in keyof T['_']['columns'] as T['_']['columns'][K]['_']['name']]: SqlValue<T['_']['columns'][K]>
 }
@@ -43,7 +45,9 @@ type SqlValue<C extends Column> =
       ? string
       : C['_']['columnType'] extends 'PgBigInt53'
         ? string | number
-        : C['_']['data'])
+        : C['_']['columnType'] extends 'PgArray'
+          ? string | C['_']['data']
+          : C['_']['data'])
   | (C['_']['notNull'] extends true ? never : null)
 
 export const subagentVersions = pgTable(
@@ -113,8 +117,14 @@ export const preflightReports = pgTable('preflight_reports', {
   reason: text('reason'),
   report: jsonb('report').$type<PreflightReport>().notNull(),
   createdAt: ts('created_at').notNull().defaultNow(),
+  // the judged results where they are not the reported ones (a report-incomplete verdict), else null
+  judged: jsonb('judged').$type<CheckResult[]>(),
+  // the kinds of the judged results (the kind filter; migrations/0016)
+  kinds: text('kinds').array().notNull().default([]),
 })
 
+// The results that are not met, one row each (the reason filters, the drift, the listing); a met result
+// is only in its report (migrations/0016).
 export const requirementResults = pgTable(
   'requirement_results',
   {

@@ -1,9 +1,10 @@
-// Per subagent × requirement figures over requirement_results: counts, last met, and drift.
+// Per subagent × requirement figures: counts, last met, and drift — from requirement_rollups, or over a
+// window from the reports in it.
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm'
 import { MAX_UNDECLARED_COUNTS, type SummaryPage, type UndeclaredCount } from '../../contract/index.js'
 import { type Orm, rows } from './client.js'
 import { decodeCursor, pageOf } from './cursor.js'
-import { requirementRollups as ro, requirementResults as rr } from './schema.js'
+import { requirementRollups as ro } from './schema.js'
 import { instant, inWindow } from './sql.js'
 
 export interface SummaryFilters {
@@ -17,23 +18,31 @@ export interface SummaryFilters {
 const isKey = (v: unknown): v is [string, string, string] =>
   Array.isArray(v) && v.length === 3 && v.every((part) => typeof part === 'string')
 
+const toIso = (value: unknown) => (value === null ? null : new Date(value as string | Date).toISOString())
+
+// Each judged result of each report, as `r` (kind, requirement, status), beside its report `p`.
+const judgedResults = sql`preflight_reports p cross join lateral (
+    select e ->> 'kind' as kind, e ->> 'requirement' as requirement, e ->> 'status' as status
+    from jsonb_array_elements(coalesce(p.judged, p.report -> 'results')) as e) r`
 const count = (status?: string) =>
   status === undefined
     ? sql<number>`count(*)::int`
-    : sql<number>`(count(*) filter (where ${rr.status} = ${status}))::int`
-const lastMet = sql`max(${rr.createdAt}) filter (where ${rr.status} = 'met')`
-const toIso = (value: unknown) => (value === null ? null : new Date(value as string | Date).toISOString())
+    : sql<number>`(count(*) filter (where r.status = ${status}))::int`
+const lastMet = sql`max(p.created_at) filter (where r.status = 'met')`
+const createdAt = sql`p.created_at`
 
 // The page's query, unexecuted (the benchmark EXPLAINs it); fetches one group more than the limit.
-// Without a window, from requirement_rollups: the page's own rows, whatever the history holds.
+// Without a window, from requirement_rollups: the page's own rows, whatever the history holds. With
+// one, from the results of the reports in the window (preflight_reports_recent, or
+// preflight_reports_subagent_recent with a subagent), each report's kept in it.
 export function summaryQuery(db: Orm, query: SummaryFilters) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
   if (query.since === undefined && query.until === undefined) return rolledUp(db, query, after)
   return db
     .select({
-      subagent: rr.subagentName,
-      kind: rr.kind,
-      requirement: rr.requirement,
+      subagent: sql<string>`p.subagent_name`,
+      kind: sql<string>`r.kind`,
+      requirement: sql<string>`r.requirement`,
       checks: count(),
       met: count('met'),
       unmet: count('unmet'),
@@ -41,17 +50,16 @@ export function summaryQuery(db: Orm, query: SummaryFilters) {
       lastMetAt: lastMet.mapWith(toIso),
       firstUnmetAfterMetAt: driftSince(query).mapWith(toIso),
     })
-    .from(rr)
+    .from(judgedResults)
     .where(
       and(
-        ...inWindow(rr.createdAt, query),
-        query.subagent === undefined ? undefined : eq(rr.subagentName, query.subagent),
-        after &&
-          sql`(${rr.subagentName}, ${rr.kind}, ${rr.requirement}) > (${after[0]}, ${after[1]}, ${after[2]})`,
+        ...inWindow(createdAt, query),
+        query.subagent === undefined ? undefined : sql`p.subagent_name = ${query.subagent}`,
+        after && sql`(p.subagent_name, r.kind, r.requirement) > (${after[0]}, ${after[1]}, ${after[2]})`,
       ),
     )
-    .groupBy(rr.subagentName, rr.kind, rr.requirement)
-    .orderBy(asc(rr.subagentName), asc(rr.kind), asc(rr.requirement))
+    .groupBy(sql`p.subagent_name, r.kind, r.requirement`)
+    .orderBy(sql`p.subagent_name, r.kind, r.requirement`)
     .limit(query.limit + 1)
 }
 
@@ -126,13 +134,11 @@ async function undeclaredCounts(
 }
 // Drift: the earliest unmet/error result strictly after the latest met one (within the window), i.e.
 // when the current failing streak of a requirement that used to hold began. Null while the latest
-// result is met, and when the requirement was never met (that is a misconfiguration, not drift).
+// result is met, and when the requirement was never met (that is a misconfiguration, not drift). The
+// results that are not met have rows (requirement_results_summary).
 function driftSince(q: SummaryFilters): SQL {
-  // Spelled out: drizzle leaves columns unqualified here, and inside the subquery they would bind to `later`.
   const until = q.until === undefined ? sql`` : sql`and later.created_at < ${instant(q.until)}`
   return sql`(select min(later.created_at) from requirement_results as later
-    where later.subagent_name = requirement_results.subagent_name and later.kind = requirement_results.kind
-      and later.requirement = requirement_results.requirement and later.status <> 'met'
-      and later.created_at > max(requirement_results.created_at) filter (where requirement_results.status = 'met')
-      ${until})`
+    where later.subagent_name = p.subagent_name and later.kind = r.kind and later.requirement = r.requirement
+      and later.status <> 'met' and later.created_at > ${lastMet} ${until})`
 }

@@ -15,10 +15,12 @@ import {
   type DeliveryConfig,
   startDeliverer,
 } from '../../../src/coordinator/alerts/deliver.js'
+import { rows } from '../../../src/coordinator/db/client.js'
 import { sweepLeases } from '../../../src/coordinator/db/leases.js'
 import { silentLog } from '../../../src/log/log.js'
 import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, lapseLease, queueDispatch, reportFor } from '../../support/fixtures.js'
+import { met, seedReport, unmet } from '../../support/reports-fixtures.js'
 import { waitFor } from '../../support/wait.js'
 
 const h = useTestApp({ maxAttempts: 1 })
@@ -270,5 +272,17 @@ describe('webhook deliveries', () => {
         lastMetAt: expect.any(String),
       },
     })
+  })
+
+  // The last met result is read from requirement_rollups: a report stored late, older than that met
+  // one, did not follow it, so it is no drift.
+  it('does not announce a failure older than the last met result', async () => {
+    await register(['requirement.drifted'])
+    const drifted = sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event = 'requirement.drifted'`
+    await seedReport(h.t.db.orm, { subagent: 'late', at: '2026-03-02T00:00:00Z', results: [met('node')] })
+    await seedReport(h.t.db.orm, { subagent: 'late', at: '2026-03-01T00:00:00Z', results: [unmet('node')] })
+    expect(await rows(h.t.db.orm, drifted)).toEqual([{ n: 0 }])
+    await seedReport(h.t.db.orm, { subagent: 'late', at: '2026-03-03T00:00:00Z', results: [unmet('node')] })
+    expect(await rows(h.t.db.orm, drifted)).toEqual([{ n: 1 }])
   })
 })

@@ -100,17 +100,44 @@ describe('migrate an existing database', () => {
     const seeded = []
     for (const [i, at] of ['2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z'].entries())
       seeded.push((await seedReport(t.db.orm, { at, results: [unmet(`tool-${i}`), met()] })).dispatchId)
-    const before = await rows(t.db.orm, sql`SELECT * FROM requirement_results ORDER BY report_id, position`)
+    // the second one as a report-incomplete verdict stored it: a result added for a missing one
+    await t.db.orm.execute(sql`UPDATE preflight_reports SET reason = 'report-incomplete', outcome = 'unmet'
+      WHERE dispatch_id = ${seeded[1]}`)
+    await t.db.orm.execute(sql`INSERT INTO requirement_results (report_id, position, subagent_name, kind, requirement,
+        status, reason, observed, duration_ms, created_at)
+      SELECT id, 2, subagent_name, 'git', 'worktree', 'unmet', 'report-incomplete', '{}', 0, created_at
+      FROM preflight_reports WHERE dispatch_id = ${seeded[1]}`)
+    const before = await rows<{ status: string }>(
+      t.db.orm,
+      sql`SELECT * FROM requirement_results ORDER BY report_id, position`,
+    )
     expect(await migrate(t.db)).toEqual(later.map((m) => m.name))
     const after = await rows<{ worker_id: string | null }>(
       t.db.orm,
       sql`SELECT * FROM requirement_results ORDER BY report_id, position`,
     )
-    expect(after.map(({ worker_id: _, ...row }) => row)).toEqual(before)
+    // 0016: only the results that are not met keep a row; every report reads as it did
+    expect(after.map(({ worker_id: _, ...row }) => row)).toEqual(before.filter((row) => row.status !== 'met'))
+    const results = (await listReports(t.db.orm, { limit: 10 })).items.map((r) => r.results)
+    expect(results.map((list) => list.map((r) => `${r.requirement} ${r.status}`))).toEqual([
+      ['tool-1 unmet', 'node met', 'worktree unmet'],
+      ['tool-0 unmet', 'node met'],
+    ])
+    expect(results[0]?.[2]).toEqual({
+      kind: 'git',
+      requirement: 'worktree',
+      status: 'unmet',
+      reason: 'report-incomplete',
+      observed: {},
+      durationMs: 0,
+    })
     // 0014: a result with a reason carries its report's worker
-    expect(after.map((row) => row.worker_id)).toEqual(['w-1', null, 'w-1', null])
+    expect(after.map((row) => row.worker_id)).toEqual(['w-1', 'w-1', 'w-1'])
     const page = await listReports(t.db.orm, { reason: 'not-found', kind: 'exec', limit: 10 })
-    expect(page.items.map((r) => r.dispatchId)).toEqual(seeded.reverse())
+    expect(page.items.map((r) => r.dispatchId)).toEqual([...seeded].reverse())
+    // 0016: the kind filter reads the kinds each report was given
+    const git = await listReports(t.db.orm, { kind: 'git', limit: 10 })
+    expect(git.items.map((r) => r.dispatchId)).toEqual([seeded[1]])
   })
 })
 

@@ -1,5 +1,5 @@
 // requirement_rollups, the summary's rows: counted on by the statement that stores a report, they equal a
-// recount of requirement_results row by row — with reports stored concurrently, incomplete ones among them
+// recount of the reports' judged results row by row — with reports stored concurrently, incomplete ones among them
 // — and the summary read from them equals the one aggregated from the results. And the worker a result
 // with a reason carries.
 import { sql } from 'drizzle-orm'
@@ -22,10 +22,19 @@ beforeAll(async () => {
 })
 afterAll(() => t?.drop())
 
-const RECOUNT = sql`SELECT subagent_name, kind, requirement, count(*)::int AS checks,
-    (count(*) FILTER (WHERE status = 'met'))::int AS met, (count(*) FILTER (WHERE status = 'unmet'))::int AS unmet,
-    (count(*) FILTER (WHERE status = 'error'))::int AS error, max(created_at) FILTER (WHERE status = 'met') AS last_met_at
-  FROM requirement_results GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
+// a recount of the results each report keeps (the rows, before migration 0016 kept only those not met)
+const recountOf = (results: ReturnType<typeof sql>) => sql`SELECT subagent_name, kind, requirement,
+    count(*)::int AS checks, (count(*) FILTER (WHERE status = 'met'))::int AS met,
+    (count(*) FILTER (WHERE status = 'unmet'))::int AS unmet, (count(*) FILTER (WHERE status = 'error'))::int AS error,
+    max(created_at) FILTER (WHERE status = 'met') AS last_met_at
+  FROM (${results}) r GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`
+const RECOUNT =
+  recountOf(sql`SELECT p.subagent_name, e ->> 'kind' AS kind, e ->> 'requirement' AS requirement,
+    e ->> 'status' AS status, p.created_at
+  FROM preflight_reports p, jsonb_array_elements(coalesce(p.judged, p.report -> 'results')) AS e`)
+const RECOUNT_ROWS = recountOf(
+  sql`SELECT subagent_name, kind, requirement, status, created_at FROM requirement_results`,
+)
 const ROLLED_UP = sql`SELECT subagent_name, kind, requirement, checks::int, met::int, unmet::int, error::int, last_met_at
   FROM requirement_rollups ORDER BY 1, 2, 3`
 
@@ -128,9 +137,12 @@ describe('requirement_rollups', () => {
         SELECT id, 0, subagent_name, 'exec', 'node', (ARRAY['met', 'unmet', 'error'])[1 + n % 5 % 3], '{}', 1,
                created_at
         FROM r`)
-      await migrate(before.db, all)
-      const recount = await rows(before.db.orm, RECOUNT)
+      await migrate(before.db, all.slice(0, at + 1))
+      const recount = await rows(before.db.orm, RECOUNT_ROWS)
       expect(recount.length).toBe(3)
+      expect(await rows(before.db.orm, ROLLED_UP)).toEqual(recount)
+      // and the later migrations leave them as they are
+      await migrate(before.db, all)
       expect(await rows(before.db.orm, ROLLED_UP)).toEqual(recount)
     } finally {
       await before.drop()

@@ -37,6 +37,7 @@ describe('drizzle schema', () => {
     boolean: { value: 'true', kinds: ['boolean'] },
     jsonb: { value: `'{"a": 1}'`, kinds: ['object'] },
     'timestamp with time zone': { value: 'now()', kinds: ['string'] },
+    'text[]': { value: `'{x}'`, kinds: ['string', 'object'] },
   }
 
   it('declares every column of each table it declares, with its type and nullability', async () => {
@@ -61,6 +62,7 @@ describe('drizzle schema', () => {
     expectTypeOf<Dispatch['created_at']>().toEqualTypeOf<string>()
     expectTypeOf<Dispatch['ended_at']>().toEqualTypeOf<string | null>()
     expectTypeOf<Dispatch['event_bytes']>().toEqualTypeOf<string | number>()
+    expectTypeOf<schema.SqlRow<typeof schema.preflightReports>['kinds']>().toEqualTypeOf<string | string[]>()
     expectTypeOf<Dispatch>().not.toHaveProperty('subagentName')
   })
 

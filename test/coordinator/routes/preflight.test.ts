@@ -28,10 +28,19 @@ describe('preflight reports', () => {
           JOIN preflight_reports p ON p.id = r.report_id WHERE p.dispatch_id = ${id} ORDER BY r.position`,
     )
 
-  it('answers proceed to a met report and stores one row per result', async () => {
+  it('answers proceed to a met report and keeps its results once: in the report, with its kinds', async () => {
     const { id, put } = await claimed()
-    expect((await put(reportFor(definition()))).body).toEqual({ decision: 'proceed', status: 'running' })
-    expect(await resultRows(id)).toHaveLength(5)
+    const report = reportFor(definition())
+    expect((await put(report)).body).toEqual({ decision: 'proceed', status: 'running' })
+    // a met result has no row of its own
+    expect(await resultRows(id)).toEqual([])
+    expect((await h.call('GET', `/v1/dispatches/${id}`)).body.preflight.results).toEqual(report.results)
+    expect(
+      await rows(
+        h.t.db.orm,
+        sql`SELECT array_to_json(kinds) AS kinds, judged FROM preflight_reports WHERE dispatch_id = ${id}`,
+      ),
+    ).toEqual([{ kinds: [...new Set(report.results.map((r) => r.kind))].sort(), judged: null }])
   })
 
   it('answers abort to an unmet report and fails the dispatch as preflight_failed', async () => {
@@ -70,8 +79,13 @@ describe('preflight reports', () => {
     const report = reportFor(definition())
     report.results.push({ kind: 'exec', requirement: 'pnpm', status: 'met', observed: {}, durationMs: 1 })
     expect((await put(report)).body.decision).toBe('abort')
-    expect(await resultRows(id)).toHaveLength(6)
-    expect((await resultRows(id)).at(-1)).toMatchObject({ requirement: 'pnpm', reason: 'report-incomplete' })
+    // the extra one, judged unmet, has a row; the view shows all six as judged
+    expect(await resultRows(id)).toEqual([
+      { kind: 'exec', requirement: 'pnpm', status: 'unmet', reason: 'report-incomplete' },
+    ])
+    const results = (await h.call('GET', `/v1/dispatches/${id}`)).body.preflight.results
+    expect(results).toHaveLength(6)
+    expect(results.at(-1)).toMatchObject({ requirement: 'pnpm', reason: 'report-incomplete' })
   })
 
   it('stores a report whose results are out of declaration order as report-incomplete', async () => {

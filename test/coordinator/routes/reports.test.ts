@@ -142,12 +142,22 @@ describe('GET /v1/reports after a report-incomplete verdict', () => {
       at: '2025-12-01T00:00:00Z',
       results: [met('node')],
     })
+    // as the coordinator stores such a verdict: the judged list, and a row for the result not met
+    const missing = {
+      kind: 'exec',
+      requirement: 'pnpm',
+      status: 'unmet',
+      reason: 'report-incomplete',
+      observed: { missing: true },
+      durationMs: 0,
+    }
     await h.db.execute(sql`insert into requirement_results (report_id, position, subagent_name, kind,
         requirement, status, reason, observed, duration_ms, created_at)
       select id, 1, subagent_name, 'exec', 'pnpm', 'unmet', 'report-incomplete', '{"missing":true}', 0, created_at
       from preflight_reports where dispatch_id = ${dispatchId}`)
     await h.db.execute(
-      sql`update preflight_reports set reason = 'report-incomplete', outcome = 'unmet' where dispatch_id = ${dispatchId}`,
+      sql`update preflight_reports set reason = 'report-incomplete', outcome = 'unmet',
+            judged = (report -> 'results') || ${JSON.stringify([missing])}::jsonb where dispatch_id = ${dispatchId}`,
     )
     const { body } = await list('?reason=report-incomplete')
     expect(body.items).toHaveLength(1)
