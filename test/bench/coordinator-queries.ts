@@ -42,6 +42,12 @@ export const queryCases: QueryCase[] = [
     kind: 'reports',
   },
   {
+    name: 'reports ?kind=git',
+    path: () => '/v1/reports?kind=git&limit=100',
+    explain: { kind: 'git', limit: 100 },
+    kind: 'reports',
+  },
+  {
     name: 'reports ?reason=timeout (a rarer code)',
     path: () => '/v1/reports?reason=timeout&limit=100',
     explain: { reason: 'timeout', limit: 100 },
@@ -69,6 +75,12 @@ export const queryCases: QueryCase[] = [
     name: 'summary ?subagent=…&since=… (last 7 days)',
     path: (r) => `/v1/reports/summary?subagent=${subagent(r)}&since=${LAST_WEEK}&limit=100`,
     explain: { subagent: 'subagent-7', since: LAST_WEEK, limit: 100 },
+    kind: 'summary',
+  },
+  {
+    name: 'summary ?since=… (last 7 days, first page of 100)',
+    path: () => `/v1/reports/summary?since=${LAST_WEEK}&limit=100`,
+    explain: { since: LAST_WEEK, limit: 100 },
     kind: 'summary',
   },
   {

@@ -20,46 +20,50 @@ const isKey = (v: unknown): v is [string, string, string] =>
 
 const toIso = (value: unknown) => (value === null ? null : new Date(value as string | Date).toISOString())
 
-// Each judged result of each report, as `r` (kind, requirement, status), beside its report `p`.
-const judgedResults = sql`preflight_reports p cross join lateral (
-    select e ->> 'kind' as kind, e ->> 'requirement' as requirement, e ->> 'status' as status
-    from jsonb_array_elements(coalesce(p.judged, p.report -> 'results')) as e) r`
-const count = (status?: string) =>
-  status === undefined
-    ? sql<number>`count(*)::int`
-    : sql<number>`(count(*) filter (where r.status = ${status}))::int`
-const lastMet = sql`max(p.created_at) filter (where r.status = 'met')`
-const createdAt = sql`p.created_at`
-
 // The page's query, unexecuted (the benchmark EXPLAINs it); fetches one group more than the limit.
 // Without a window, from requirement_rollups: the page's own rows, whatever the history holds. With
-// one, from the results of the reports in the window (preflight_reports_recent, or
-// preflight_reports_subagent_recent with a subagent), each report's kept in it.
+// one, subagent by subagent in the page's order (each subagent with reports is in requirement_rollups):
+// the results of its reports in the window (preflight_reports_subagent_recent), read from each report
+// and grouped, until the page is full.
 export function summaryQuery(db: Orm, query: SummaryFilters) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, isKey)
   if (query.since === undefined && query.until === undefined) return rolledUp(db, query, after)
+  const subagents = and(
+    query.subagent === undefined ? undefined : eq(ro.subagentName, query.subagent),
+    after && sql`${ro.subagentName} >= ${after[0]}`,
+  )
+  const inWindowOf = sql`p.subagent_name = s.subagent_name${sql.join(
+    inWindow(sql`p.created_at`, query).map((c) => sql` and ${c}`),
+  )}`
   return db
     .select({
-      subagent: sql<string>`p.subagent_name`,
-      kind: sql<string>`r.kind`,
-      requirement: sql<string>`r.requirement`,
-      checks: count(),
-      met: count('met'),
-      unmet: count('unmet'),
-      error: count('error'),
-      lastMetAt: lastMet.mapWith(toIso),
+      subagent: sql<string>`s.subagent_name`,
+      kind: sql<string>`g.kind`,
+      requirement: sql<string>`g.requirement`,
+      checks: sql<number>`g.checks`,
+      met: sql<number>`g.met`,
+      unmet: sql<number>`g.unmet`,
+      error: sql<number>`g.error`,
+      lastMetAt: sql`g.last_met_at`.mapWith(toIso),
       firstUnmetAfterMetAt: driftSince(query).mapWith(toIso),
     })
-    .from(judgedResults)
-    .where(
-      and(
-        ...inWindow(createdAt, query),
-        query.subagent === undefined ? undefined : sql`p.subagent_name = ${query.subagent}`,
-        after && sql`(p.subagent_name, r.kind, r.requirement) > (${after[0]}, ${after[1]}, ${after[2]})`,
-      ),
+    .from(
+      sql`(select ${ro.subagentName} from ${ro} ${subagents ? sql`where ${subagents}` : sql``}
+            group by ${ro.subagentName} order by ${ro.subagentName}) s
+          cross join lateral (
+            select r.kind, r.requirement, count(*)::int as checks,
+                   (count(*) filter (where r.status = 'met'))::int as met,
+                   (count(*) filter (where r.status = 'unmet'))::int as unmet,
+                   (count(*) filter (where r.status = 'error'))::int as error,
+                   max(p.created_at) filter (where r.status = 'met') as last_met_at
+            from preflight_reports p cross join lateral (
+              select e ->> 'kind' as kind, e ->> 'requirement' as requirement, e ->> 'status' as status
+              from jsonb_array_elements(coalesce(p.judged, p.report -> 'results')) as e) r
+            where ${inWindowOf}
+            group by r.kind, r.requirement) g`,
     )
-    .groupBy(sql`p.subagent_name, r.kind, r.requirement`)
-    .orderBy(sql`p.subagent_name, r.kind, r.requirement`)
+    .where(after && sql`(s.subagent_name, g.kind, g.requirement) > (${after[0]}, ${after[1]}, ${after[2]})`)
+    .orderBy(sql`s.subagent_name, g.kind, g.requirement`)
     .limit(query.limit + 1)
 }
 
@@ -139,6 +143,6 @@ async function undeclaredCounts(
 function driftSince(q: SummaryFilters): SQL {
   const until = q.until === undefined ? sql`` : sql`and later.created_at < ${instant(q.until)}`
   return sql`(select min(later.created_at) from requirement_results as later
-    where later.subagent_name = p.subagent_name and later.kind = r.kind and later.requirement = r.requirement
-      and later.status <> 'met' and later.created_at > ${lastMet} ${until})`
+    where later.subagent_name = s.subagent_name and later.kind = g.kind and later.requirement = g.requirement
+      and later.status <> 'met' and later.created_at > g.last_met_at ${until})`
 }

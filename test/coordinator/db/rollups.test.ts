@@ -110,6 +110,11 @@ describe('requirement_rollups', () => {
     const first = await summarise(t.db.orm, { limit: 4 })
     const rest = await summarise(t.db.orm, { limit: 100, cursor: first.nextCursor ?? '' })
     expect([...first.items, ...rest.items]).toEqual(raw.items)
+    // and with a window, a page ending inside a subagent's requirements
+    const since = '2000-01-01T00:00:00.000Z'
+    const head = await summarise(t.db.orm, { limit: 3, since })
+    const tail = await summarise(t.db.orm, { limit: 100, since, cursor: head.nextCursor ?? '' })
+    expect([...head.items, ...tail.items]).toEqual(raw.items)
   })
 
   it('is filled from the results already stored when a database migrates to it', async () => {
