@@ -29,6 +29,8 @@ export function spawnCoordinator(
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   )
+  live.add(child)
+  child.once('exit', () => live.delete(child))
   return new Promise((resolve, reject) => {
     // Read until it listens, then only drained: its access log (a line per request) is read at once so
     // its writes never wait on a full pipe, and never searched again (a growing string scanned per
@@ -60,6 +62,15 @@ export function spawnCoordinator(
 }
 
 const LISTEN_WITHIN_MS = 60_000
+
+// A benchmark stopped by a signal (`kill`, a CI timeout) stops the coordinators it started, which are in
+// its process group only when a terminal sent the signal to the whole group.
+const live = new Set<ChildProcess>()
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const child of live) child.kill('SIGTERM')
+    process.kill(process.pid, signal)
+  })
 
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return Promise.resolve()
