@@ -34,8 +34,10 @@ export const PRIORITY_AGING_MS = 300_000
 // The claim in one statement: the next queued dispatch the worker may take, locked (FOR UPDATE SKIP
 // LOCKED) by one of two index walks — the oldest dispatch queued longer than `agingMs`
 // (dispatches_queued), else, and only when that walk found nothing, the highest priority, oldest first
-// (dispatches_queued_priority) — then leased to the worker, its `claimed` event appended. Unexecuted: the
-// benchmark EXPLAINs it.
+// (dispatches_queued_priority) — then leased to the worker, its `claimed` event appended. The row is
+// updated by its id as a value (`d.id = (SELECT …)`), never joined to the walks: a plan made while
+// the table was small (postgres.js keeps one per statement and connection) joined by a hash over a
+// scan of every dispatch, and kept doing so as the table grew. Unexecuted: the benchmark EXPLAINs it.
 export function claimStatement(
   worker: { workerId: string; labels?: string[] | undefined },
   leaseMs: number,
@@ -56,12 +58,12 @@ export function claimStatement(
           WHERE status = 'queued' AND ${fits} AND NOT EXISTS (SELECT 1 FROM aged)
           ORDER BY priority DESC, created_at, id LIMIT 1
           FOR UPDATE SKIP LOCKED
-        ), next AS (SELECT id FROM aged UNION ALL SELECT id FROM ranked), claimed AS (
+        ), claimed AS (
           UPDATE dispatches d SET status = 'claimed', attempt = d.attempt + 1, lease_owner = ${worker.workerId},
                  lease_token = ${token}, lease_expires_at = now() + ${interval(leaseMs)}, updated_at = now(),
                  attempt_events = 0, worker_id = ${worker.workerId},
                  events = d.events || ${event('claimed', sql`d.attempt + 1`, sql`jsonb_build_object('workerId', ${worker.workerId}::text)`)}
-          FROM next WHERE d.id = next.id
+          WHERE d.id = (SELECT id FROM aged UNION ALL SELECT id FROM ranked LIMIT 1)
           RETURNING d.id, d.attempt, d.workspace, d.labels, d.subagent_name, d.subagent_version,
                     d.lease_token, d.lease_expires_at, d.priority, d.metadata, d.deadline
         )

@@ -1,9 +1,11 @@
 // The claim statement itself: the highest priority first, then the oldest; a dispatch queued longer than
 // the aging bound before every newer one, whatever their priority; labels still decide who may take one.
 import { sql } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
+import postgres from 'postgres'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Orm } from '../../../src/coordinator/db/client.js'
-import { claimNext } from '../../../src/coordinator/db/leases.js'
+import { claimNext, claimStatement } from '../../../src/coordinator/db/leases.js'
 import { registerSubagent } from '../../../src/coordinator/db/subagents.js'
 import { createDispatch } from '../../../src/coordinator/dispatch/dispatches.js'
 import { createTestDatabase, type TestDatabase } from '../../support/db.js'
@@ -89,5 +91,31 @@ describe('the claim order', () => {
     const [a, b] = await Promise.all([next(), next()])
     expect(new Set([a?.id, b?.id])).toEqual(new Set([aged, high]))
     expect(await claimAll()).toEqual([low])
+  })
+})
+
+// postgres.js keeps one plan per statement and connection, made from what the tables held then; the
+// claim's once joined the claimed row by a hash over a scan of every dispatch, and kept that plan while
+// the queue grew (a claim a cycle read every dispatch in the cycle benchmark).
+describe('the plan a connection keeps for the claim', () => {
+  it('updates the claimed row by its key, never by a scan of every dispatch', async () => {
+    const { sql: text, params } = new PgDialect().sqlToQuery(
+      claimStatement({ workerId: 'w-plan', labels: ['gpu'] }, 60_000, AGING_MS, 'token'),
+    )
+    const literal = (v: unknown) =>
+      typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`
+    const admin = postgres(t.url as string, { max: 1, onnotice: () => {} })
+    try {
+      // the plan made once for every parameter, as a connection keeps after a few runs
+      await admin.unsafe('SET plan_cache_mode = force_generic_plan')
+      await admin.unsafe(`PREPARE claim_plan AS ${text}`)
+      const plan = (await admin.unsafe(`EXPLAIN EXECUTE claim_plan(${params.map(literal).join(', ')})`))
+        .map((row) => row['QUERY PLAN'])
+        .join('\n')
+      expect(plan).toMatch(/Index Scan using dispatches_pkey/)
+      expect(plan).not.toMatch(/Seq Scan on dispatches/)
+    } finally {
+      await admin.end({ timeout: 5 })
+    }
   })
 })
