@@ -138,12 +138,9 @@ function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
     f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
     f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
     f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
-    f.kind === undefined ? undefined : sql`${pr.kinds} @> ${sql.raw(`'{${kindLiteral(f.kind)}}'`)}`,
+    // parsed again: only a kind's name is ever written into the statement
+    f.kind === undefined ? undefined : sql`${pr.kinds} @> ${sql.raw(`'{${RequirementKind.parse(f.kind)}}'`)}`,
   ]
-}
-
-function kindLiteral(kind: string): string {
-  return RequirementKind.parse(kind)
 }
 
 // With a report filter as well: reports with a matching result, walked along the report filter's own

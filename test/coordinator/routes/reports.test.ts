@@ -1,6 +1,7 @@
 // GET /v1/reports: each filter narrows, newest first, keyset pages, bad input → 400 envelope.
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { reportsQuery } from '../../../src/coordinator/db/reports.js'
 import { type ReportsHarness, startReportsHarness } from '../../support/reports-app.js'
 import { errored, met, unmet } from '../../support/reports-fixtures.js'
 
@@ -131,6 +132,13 @@ describe('GET /v1/reports bad input', () => {
       expect(typeof body.error.message).toBe('string')
     })
   }
+
+  // A kind is written into the statement as a literal (its partial index must match it): the query
+  // takes nothing but a kind's name, whatever reaches it past the route.
+  it('never writes anything but a kind into the statement', async () => {
+    const kind = "exec}' OR true OR '{" as 'exec'
+    expect(() => reportsQuery(h.db, { kind, limit: 1 })).toThrow()
+  })
 })
 
 // Runs last: it adds a report the filter tests above do not expect.
