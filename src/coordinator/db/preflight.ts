@@ -11,7 +11,7 @@ import type {
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
 import type { dispatches, preflightReports, SqlRow, subagentVersions } from './schema.js'
-import { event, insertReasons, iso, jsonb } from './sql.js'
+import { event, insertReasons, iso, jsonb, judgedResults } from './sql.js'
 
 type Report = SqlRow<typeof preflightReports>
 
@@ -93,7 +93,7 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
                  coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
                  ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)},
                  ${judgedRows(judged)}, ${`{${kindsOf(judged.results).join(',')}}`}::text[]
-          FROM d RETURNING id, created_at, worker_id, coalesce(judged, report -> 'results') AS results
+          FROM d RETURNING id, created_at, worker_id, ${judgedResults('preflight_reports')} AS results
         ), x AS (
           SELECT r.id, r.created_at, r.worker_id, d.subagent_name, e.ordinality - 1 AS position, e.value->>'kind' AS kind,
                  e.value->>'requirement' AS requirement, e.value->>'status' AS status, e.value
@@ -120,7 +120,7 @@ type ReportRow = Pick<
 export async function findLatestPreflight(db: Orm, dispatchId: string): Promise<PreflightView | undefined> {
   const r = await one<ReportRow & { results: CheckResult[] }>(
     db,
-    sql`SELECT attempt, outcome, decision, declared, reason, report, coalesce(judged, report -> 'results') AS results,
+    sql`SELECT attempt, outcome, decision, declared, reason, report, ${judgedResults('preflight_reports')} AS results,
                ${iso('created_at')} AS created_at
         FROM preflight_reports WHERE dispatch_id = ${dispatchId} ORDER BY attempt DESC LIMIT 1`,
   )

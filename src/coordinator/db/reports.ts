@@ -4,7 +4,7 @@ import { type CheckResult, type Outcome, type ReportPage, RequirementKind } from
 import type { Orm } from './client.js'
 import { decodeCursor, isMicroInstant, pageOf } from './cursor.js'
 import { preflightReports as pr, requirementResults as rr } from './schema.js'
-import { keysetWindow } from './sql.js'
+import { judgedResults, keysetWindow } from './sql.js'
 
 export interface ReportFilters {
   outcome?: Outcome | undefined
@@ -27,10 +27,9 @@ const isKey = (v: unknown): v is [string, number] =>
 // Drivers differ: postgres.js parses jsonb, others may hand over the text.
 const parseJson = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T
 
-// The results as the coordinator judged them: a complete report's are the ones it was sent with, in
-// declaration order; a report-incomplete verdict added results for missing or extra ones (`judged`),
-// and the kind / reason filters match those, so the items show them.
-const resultsOf = sql`coalesce(${pr.judged}, ${pr.report} -> 'results')`
+// The results as the coordinator judged them: the kind / reason filters match the ones a
+// report-incomplete verdict added, so the items show them.
+const resultsOf = judgedResults('preflight_reports')
 
 const microIso = (column: SQL | typeof pr.createdAt) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
@@ -133,13 +132,16 @@ export async function listReports(db: Orm, query: ReportPageQuery): Promise<Repo
 
 // The report's own filters. A kind is the report's (`kinds`), written as a literal: a kind alone walks
 // that kind's partial index (preflight_reports_kind_*), newest first, whose predicate must match it.
+// With a reason, the kind is the matching result's (byResult, hasResult), not checked here again.
 function conditionsFor(f: ReportFilters): (SQL | undefined)[] {
   return [
     f.outcome === undefined ? undefined : eq(pr.outcome, f.outcome),
     f.subagent === undefined ? undefined : eq(pr.subagentName, f.subagent),
     f.worker === undefined ? undefined : eq(pr.workerId, f.worker),
     // parsed again: only a kind's name is ever written into the statement
-    f.kind === undefined ? undefined : sql`${pr.kinds} @> ${sql.raw(`'{${RequirementKind.parse(f.kind)}}'`)}`,
+    f.kind === undefined || f.reason !== undefined
+      ? undefined
+      : sql`${pr.kinds} @> ${sql.raw(`'{${RequirementKind.parse(f.kind)}}'`)}`,
   ]
 }
 

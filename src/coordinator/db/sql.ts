@@ -43,11 +43,17 @@ export function keysetWindow(
 export const jsonb = (value: unknown): SQL =>
   value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
 
+// A report's results as the coordinator judged them (migration 0016): its own list where a
+// report-incomplete verdict added results, else the ones it was sent with. `table`: the report's
+// table or alias in the statement.
+export const judgedResults = (table: string): SQL =>
+  sql.raw(`coalesce(${table}.judged, ${table}.report -> 'results')`)
+
 // An event for a dispatch's log, as a one-element array to append to its `events` column
 // (`events = events || ${event(…)}` in the statement that changes the row, whose lock orders them):
 // the step, the statement's instant, the attempt, and the detail when there is one (no key when NULL).
 export const event = (step: SQL | string, attempt: SQL | number, detail?: SQL): SQL => {
-  const head = sql`jsonb_build_object('step', ${step}::text, 'at', ${iso('now()')}, 'attempt', ${attempt}::int)`
+  const head = sql`jsonb_build_object('step', (${step})::text, 'at', ${iso('now()')}, 'attempt', (${attempt})::int)`
   if (detail === undefined) return sql`jsonb_build_array(${head})`
   return sql`jsonb_build_array(${head} || CASE WHEN ${detail} IS NULL THEN '{}'::jsonb
                                             ELSE jsonb_build_object('detail', ${detail}) END)`

@@ -5,7 +5,7 @@ import { MAX_UNDECLARED_COUNTS, type SummaryPage, type UndeclaredCount } from '.
 import { type Orm, rows } from './client.js'
 import { decodeCursor, pageOf } from './cursor.js'
 import { requirementRollups as ro } from './schema.js'
-import { instant, inWindow } from './sql.js'
+import { instant, inWindow, judgedResults } from './sql.js'
 
 export interface SummaryFilters {
   subagent?: string | undefined
@@ -58,7 +58,7 @@ export function summaryQuery(db: Orm, query: SummaryFilters) {
                    max(p.created_at) filter (where r.status = 'met') as last_met_at
             from preflight_reports p cross join lateral (
               select e ->> 'kind' as kind, e ->> 'requirement' as requirement, e ->> 'status' as status
-              from jsonb_array_elements(coalesce(p.judged, p.report -> 'results')) as e) r
+              from jsonb_array_elements(${judgedResults('p')}) as e) r
             where ${inWindowOf}
             group by r.kind, r.requirement) g`,
     )
