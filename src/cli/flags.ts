@@ -157,7 +157,7 @@ export const WORKER_FLAGS = {
   'pass-env': { arg: 'NAME', many: true, help: 'pass this variable to setup and agents (repeatable)' },
   'workspace-root': { arg: 'DIR', many: true, help: 'a directory local workspaces may be in' },
   'keep-failed': { help: 'keep the workspace of a dispatch that failed' },
-  observe: { help: 'record what setup and the agent use, with strace (docs/attribution.md)' },
+  observe: { help: 'record what setup and the agent use, with a tracer (docs/attribution.md)' },
   'allow-local-repos': { help: 'accept repositories given as local paths' },
   'worker-id': { arg: 'ID', help: 'this worker’s name', default: 'host-pid' },
   'grace-ms': {

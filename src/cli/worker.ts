@@ -20,7 +20,7 @@ import { closeInheritedFds, type InheritedFds } from '../../worker/inherited-fds
 import { FIND } from '../../worker/leftovers.js'
 import { createWorkerLog } from '../../worker/log.js'
 import { createWorkerMetrics, serveMetrics } from '../../worker/metrics.js'
-import { findTracer } from '../../worker/observe/trace.js'
+import { findTracer, tracerPrograms } from '../../worker/observe/trace.js'
 import { repoPatternProblem } from '../../worker/repo-allow.js'
 import { findGit, type Git } from '../../worker/run/git-env.js'
 import { gnuRm } from '../../worker/run/remove.js'
@@ -72,10 +72,10 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
     await mkdir(workdir, { recursive: true })
     const roots = (values['workspace-root'] ?? []).map((r) => resolve(r))
     const git = trustedGit(env.PATH, [workdir, ...roots])
-    // --observe: strace if it is installed and may trace here, else the output is read (docs/attribution.md)
+    // --observe: preflight-trace or strace, the first that may trace here, else the output is read
+    // (docs/attribution.md)
     const observe = values.observe ? findTracer() : undefined
-    const tracer =
-      typeof observe === 'object' ? [observe.strace, observe.setpriv, observe.env, observe.mkfifo] : []
+    const tracer = typeof observe === 'object' ? tracerPrograms(observe) : []
     if (agentUid !== undefined) {
       const secrets = [...(values['token-file'] ? [values['token-file']] : []), ...secretFiles(cloneRules)]
       const knownHosts = cloneRules.cloneCredentials?.ssh?.knownHosts
@@ -138,7 +138,7 @@ export async function run(values: Values<typeof WORKER_FLAGS>): Promise<number> 
       ...(agentUid === undefined ? {} : { agentUids: `${agentUid}–${agentUid + concurrency - 1}` }),
       ...(observe === undefined
         ? {}
-        : { observe: typeof observe === 'object' ? `strace (${observe.strace})` : `the output: ${observe}` }),
+        : { observe: typeof observe === 'object' ? observe.program : `the output: ${observe}` }),
     })
     logInherited(log, inherited)
     if (!environ.scrubbed) {

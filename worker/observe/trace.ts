@@ -1,24 +1,31 @@
-// Setup and the agent run under strace when the worker observes (--observe; docs/attribution.md). The
-// tracer runs as the worker, and `setpriv` switches the traced program to the slot's uid: the agent can
-// neither stop its tracer nor write its trace, which goes through a FIFO in a directory only the worker
-// may enter, read and parsed as it comes: nothing of it is kept on disk, and what passes the bound is
-// read and dropped.
+// Setup and the agent run under a tracer when the worker observes (--observe; docs/attribution.md):
+// preflight-trace (native/trace.c, built into dist/ by `npm run build`), which hands the traced calls to a
+// supervisor through a seccomp filter and never stops the program otherwise, or else strace. Either runs
+// as the worker and switches the traced program to the slot's uid (preflight-trace itself, strace through
+// `setpriv`): the agent can neither stop its tracer nor write its trace, which goes through a FIFO in a
+// directory only the worker may enter, read and parsed as it comes (both write strace's line format):
+// nothing of it is kept on disk, and what passes the bound is read and dropped.
 import { spawnSync } from 'node:child_process'
 import { constants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { executableIn } from '../run/executable.js'
 import type { AgentIdentity } from '../run/process.js'
 import { type Needs, TRACED_CALLS, TraceReader } from './parse.js'
 
-export interface Tracer {
-  strace: string
-  setpriv: string
-  env: string
-  mkfifo: string
-}
+export type Tracer =
+  | { kind: 'seccomp'; program: string; env: string; mkfifo: string }
+  | { kind: 'strace'; program: string; setpriv: string; env: string; mkfifo: string }
+export type TracerKind = Tracer['kind']
+
+// Every program a tracer runs as the worker: none may be one the agent can write.
+export const tracerPrograms = (tracer: Tracer): string[] =>
+  tracer.kind === 'strace'
+    ? [tracer.program, tracer.setpriv, tracer.env, tracer.mkfifo]
+    : [tracer.program, tracer.env, tracer.mkfifo]
 
 // Debian's packages, from the system's own directories only: never a program on the agent's PATH.
 const SYSTEM_DIRS = ['/usr/bin', '/bin']
@@ -26,24 +33,54 @@ const SYSTEM_DIRS = ['/usr/bin', '/bin']
 const program = (name: string) =>
   SYSTEM_DIRS.map((dir) => executableIn(dir, name)).find((path) => path !== undefined)
 
-// The tracer this machine has and may use, or why there is none: installed, and allowed to trace (a
-// container's seccomp profile or a missing capability refuses ptrace; strace then runs nothing at all).
-export function findTracer(): Tracer | string {
-  const strace = program('strace')
-  const setpriv = program('setpriv')
-  if (!strace) return 'strace is not installed (Debian: apt-get install strace)'
-  const env = program('env')
-  const mkfifo = program('mkfifo')
-  if (!setpriv || !env || !mkfifo)
-    return 'setpriv, env or mkfifo is not installed (Debian: util-linux, coreutils)'
-  const probe = spawnSync(strace, [...OPTIONS, '-o', '/dev/null', '--', '/bin/true'], {
+// dist/preflight-trace, found upward from this file (worker/observe, dist/worker/observe or the CLI's
+// bundle in dist/src/cli): the package's own, never a program on a PATH.
+function helper(): string | undefined {
+  for (let dir = new URL('.', import.meta.url); dir.pathname !== '/'; dir = new URL('..', dir)) {
+    const found = executableIn(fileURLToPath(new URL('dist/', dir)), 'preflight-trace')
+    if (found) return found
+  }
+  return undefined
+}
+
+// Why `argv` cannot trace /bin/true here, or undefined when it can.
+function refusal(argv: string[]): string | undefined {
+  const probe = spawnSync(argv[0] as string, [...argv.slice(1), '-o', '/dev/null', '--', '/bin/true'], {
     env: {},
     encoding: 'utf8',
     timeout: 10_000,
   })
-  if (probe.status !== 0)
-    return `strace cannot trace here: ${probe.stderr.trim().split('\n')[0] || probe.error?.message || `exit ${probe.status}`}`
-  return { strace, setpriv, env, mkfifo }
+  if (probe.status === 0) return undefined
+  return probe.stderr.trim().split('\n')[0] || probe.error?.message || `exit ${probe.status}`
+}
+
+// The tracer this machine has and may use, the first of `kinds` that works, or why there is none:
+// installed, and allowed to trace (a seccomp profile may refuse filters with a listener, or ptrace; a
+// kernel before 5.5 has no user notification).
+export function findTracer(kinds: readonly TracerKind[] = ['seccomp', 'strace']): Tracer | string {
+  const env = program('env')
+  const mkfifo = program('mkfifo')
+  if (!env || !mkfifo) return 'env or mkfifo is not installed (Debian: coreutils)'
+  const why: string[] = []
+  for (const kind of kinds) {
+    if (kind === 'seccomp') {
+      const found = helper()
+      const refused = found ? refusal([found]) : 'not built (npm run build found no C compiler)'
+      if (found && !refused) return { kind, program: found, env, mkfifo }
+      why.push(`preflight-trace: ${refused}`)
+      continue
+    }
+    const strace = program('strace')
+    const setpriv = program('setpriv')
+    const refused = !strace
+      ? 'not installed (Debian: apt-get install strace)'
+      : !setpriv
+        ? 'setpriv is not installed (Debian: util-linux)'
+        : refusal([strace, ...OPTIONS])
+    if (strace && setpriv && !refused) return { kind, program: strace, setpriv, env, mkfifo }
+    why.push(`strace: ${refused}`)
+  }
+  return `no tracer: ${why.join('; ')}`
 }
 
 // -DD: the tracer is a grandchild in a process group of its own, and the traced program is the process
@@ -52,7 +89,7 @@ export function findTracer(): Tracer | string {
 const OPTIONS = ['-DD', '-f', '--seccomp-bpf', '-qq', '-y', '-s', '4096', '-e', 'signal=none']
 
 // glibc's "unsecure" variables (what its loader ignores for a setuid program) and every LD_*: the tracer
-// and setpriv run as the worker, so a definition's LD_PRELOAD or a relative LD_LIBRARY_PATH would load
+// (and setpriv) run as the worker, so a definition's LD_PRELOAD or a relative LD_LIBRARY_PATH would load
 // the workspace's code as root. They are given back to the program by env(1), after the switch.
 const UNSECURE = new Set([
   'GCONV_PATH',
@@ -137,22 +174,19 @@ export function traced(
     rmSync(dir, { recursive: true, force: true })
     throw err
   }
+  const { identity } = opts
+  // strace cannot switch the uid itself: setpriv does, as the first program it traces
+  const setpriv = identity && tracer.kind === 'strace' ? tracer.setpriv : undefined
   const wrappers = [
-    ...(opts.identity
-      ? [
-          tracer.setpriv,
-          `--reuid=${opts.identity.uid}`,
-          `--regid=${opts.identity.gid}`,
-          '--clear-groups',
-          '--',
-        ]
+    ...(identity && setpriv
+      ? [setpriv, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--']
       : []),
     ...(held.length > 0 ? [tracer.env, ...held.map(([name, value]) => `${name}=${value}`)] : []),
   ]
   const reader = new TraceReader(
     opts.workspace,
     opts.pathEntries,
-    (opts.identity ? 1 : 0) + (held.length > 0 ? 1 : 0),
+    (setpriv ? 1 : 0) + (held.length > 0 ? 1 : 0),
     opts.reads,
   )
   const socket = new Socket({ fd, readable: true, writable: false })
@@ -169,8 +203,12 @@ export function traced(
     if (bytes <= MAX_TRACE_BYTES) reader.line(line)
   })
   const calls = TRACED_CALLS.map((call) => `?${call}`).join(',')
+  const tracing =
+    tracer.kind === 'strace'
+      ? [tracer.program, ...OPTIONS, '-e', `trace=${calls}`, '-o', fifo]
+      : [tracer.program, '-o', fifo, ...(identity ? ['-u', `${identity.uid}`, '-g', `${identity.gid}`] : [])]
   return {
-    argv: [tracer.strace, ...OPTIONS, '-e', `trace=${calls}`, '-o', fifo, '--', ...wrappers, ...argv],
+    argv: [...tracing, '--', ...wrappers, ...argv],
     env: Object.fromEntries(Object.entries(env).filter(([name]) => !held.some(([h]) => h === name))),
     async needs() {
       const started = Date.now()

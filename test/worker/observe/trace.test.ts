@@ -1,35 +1,54 @@
-// The tracer on real programs: Debian's strace, real shells, a real uid switch, and agents that try to
-// forge, stop or load code into their tracer. Without strace these skip, or fail with CI=true.
+// The tracers on real programs — preflight-trace (dist/, built by `npm run build`) and Debian's strace, each
+// through the same tests — with real shells, a real uid switch, and agents that try to forge, stop or load
+// code into their tracer. Without a tracer these skip, or fail with CI=true.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasMissingProgram, MAX_OBSERVED_EXEC } from '../../../src/contract/index.js'
 import { Observation } from '../../../worker/observe/observation.js'
-import { findTracer, type Tracer } from '../../../worker/observe/trace.js'
+import { findTracer, type Tracer, type TracerKind } from '../../../worker/observe/trace.js'
 import { runProcess } from '../../../worker/run/process.js'
 import { waitFor } from '../../support/wait.js'
 
-const tracer = findTracer()
 const isRoot = process.getuid?.() === 0
 const who = { uid: 64_700, gid: 64_700 }
+// each tracer's process, by the name pgrep -x matches
+const NAMES: Record<TracerKind, string> = { seccomp: 'preflight-trace', strace: 'strace' }
 
 describe('findTracer', () => {
-  it('finds strace where it may trace, and says why not otherwise', () => {
-    if (typeof tracer === 'string' && process.env.CI === 'true') throw new Error(tracer)
-    if (typeof tracer === 'object')
-      expect(tracer).toEqual({
-        strace: '/usr/bin/strace',
+  it('prefers preflight-trace, falls back to strace, and says why not otherwise', () => {
+    const found = findTracer()
+    if (typeof found === 'string' && process.env.CI === 'true') throw new Error(found)
+    if (typeof found === 'object')
+      expect(found).toEqual({
+        kind: 'seccomp',
+        program: fileURLToPath(new URL('../../../dist/preflight-trace', import.meta.url)),
+        env: expect.any(String),
+        mkfifo: expect.any(String),
+      })
+    const strace = findTracer(['strace'])
+    if (typeof strace === 'object')
+      expect(strace).toEqual({
+        kind: 'strace',
+        program: '/usr/bin/strace',
         setpriv: expect.any(String),
         env: expect.any(String),
         mkfifo: expect.any(String),
       })
-    else expect(tracer).toMatch(/strace/)
+    else expect(strace).toMatch(/^no tracer: strace: /)
   })
 })
 
-describe.runIf(typeof tracer === 'object')('a traced program', () => {
+describe.each(['seccomp', 'strace'] as const)('a program traced by %s', (kind) => {
+  const tracer = findTracer([kind])
+  if (typeof tracer === 'string' && process.env.CI === 'true') it('has its tracer', () => expect.fail(tracer))
+  describe.runIf(typeof tracer === 'object')('', () => tracedProgram(kind, tracer as Tracer))
+})
+
+function tracedProgram(kind: TracerKind, tracer: Tracer): void {
   let root: string
   let workspace: string
   let bin: string
@@ -44,6 +63,29 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
     mkdirSync(bin)
     writeFileSync(join(workspace, 'there.txt'), 'x')
     writeFileSync(join(bin, 'tool'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
+    // what a shell cannot do: open by a directory's descriptor, and start a program the way
+    // posix_spawn does (a vfork: the child runs in its parent's memory until its exec)
+    writeFileSync(
+      join(root, 'probe.c'),
+      `#include <fcntl.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "dirfd") == 0) return openat(open("sub", O_RDONLY | O_DIRECTORY), "nope.txt", O_RDONLY) >= 0;
+  pid_t pid;
+  char *cat[] = {"cat", "spawned-missing.txt", 0};
+  if (posix_spawnp(&pid, "cat", 0, 0, cat, environ) != 0) return 2;
+  return waitpid(pid, 0, 0) != pid;
+}
+`,
+    )
+    execFileSync('cc', ['-o', join(bin, 'probe'), join(root, 'probe.c')])
+    mkdirSync(join(workspace, 'sub'))
+    // a PATH entry the agent may not search, holding a program it cannot reach
+    mkdirSync(join(root, 'sealed'), { mode: 0o700 })
+    writeFileSync(join(root, 'sealed', 'sealed-tool'), '#!/bin/sh\nexit 0\n', { mode: 0o755 })
     if (isRoot) execFileSync('chown', ['-R', `${who.uid}:${who.gid}`, workspace])
   })
   afterAll(() => rmSync(root, { recursive: true, force: true }))
@@ -53,7 +95,7 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
     env: Record<string, string> = {},
     identity = isRoot ? who : undefined,
   ) {
-    const observation = new Observation(tracer as Tracer)
+    const observation = new Observation(tracer)
     const run = await observation.run(
       workspace,
       ['sh', '-c', script],
@@ -110,7 +152,7 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
   })
 
   it('takes how the agent tried a name from the agent’s own run, not from setup’s', async () => {
-    const observation = new Observation(tracer as Tracer)
+    const observation = new Observation(tracer)
     const env = { PATH: PATH(), HOME: workspace }
     const as = isRoot ? who : undefined
     const start = (argv: readonly string[], runEnv: Record<string, string>, id?: typeof who) =>
@@ -124,6 +166,27 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
     expect(hasMissingProgram(undeclared)).toBe(false)
   })
 
+  it('resolves a path against the descriptor it was opened from, and reads a spawned child’s own calls', async () => {
+    const { run, observed } = await observe('probe dirfd; setarch -R probe spawn; exit 0')
+    expect(run.exitCode).toBe(0)
+    expect(observed?.paths.sort()).toEqual(['spawned-missing.txt', 'sub/nope.txt'])
+    expect(observed?.exec).toContainEqual({ name: 'cat', path: expect.stringMatching(/\/cat$/), ran: true })
+  })
+
+  it('never counts a file the program made as one it needed', async () => {
+    const { observed } = await observe('echo x > made.txt; cat made.txt; rm made.txt; cat gone.txt; exit 0')
+    expect(observed?.paths).toEqual(['gone.txt'])
+  })
+
+  it.runIf(isRoot)(
+    'sees a PATH entry as the agent does: one it may not search has nothing in it',
+    async () => {
+      const sealed = join(root, 'sealed')
+      const { observed } = await observe('sealed-tool; exit 0', { PATH: `${sealed}:${PATH()}` })
+      expect(observed?.exec).toContainEqual({ name: 'sealed-tool', ran: true })
+    },
+  )
+
   it('keeps the program’s exit code, output and uid as without the tracer', async () => {
     const { run } = await observe('id -u; echo out; exit 7')
     expect(run.exitCode).toBe(7)
@@ -133,7 +196,7 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
   describe.runIf(isRoot)('against an agent', () => {
     it('cannot stop its tracer, nor read or write its trace', async () => {
       const { run, observed } = await observe(
-        'for p in $(pgrep -x strace); do kill -9 $p && echo killed $p; done; ' +
+        `for p in $(pgrep -x ${NAMES[kind]}); do kill -9 $p && echo killed $p; done; ` +
           `for f in ${tmpdir()}/preflight-trace-*/trace; do echo forged >> $f && echo wrote $f; cat $f >/dev/null && echo read $f; done; ` +
           'pnpm; exit 0',
       )
@@ -148,7 +211,7 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
         `setsid sh -c 'while :; do ls /nowhere-${stamp} 2>/dev/null; sleep 0.05; done' & sleep 0.3; exit 0`,
       )
       const tracers = () =>
-        spawnSync('pgrep', ['-f', 'strace -DD'], { encoding: 'utf8' })
+        spawnSync('pgrep', ['-x', NAMES[kind]], { encoding: 'utf8' })
           .stdout.trim()
           .split('\n')
           .filter(Boolean)
@@ -201,4 +264,4 @@ describe.runIf(typeof tracer === 'object')('a traced program', () => {
     expect(after.stdout).toBe(before.stdout)
     expect(existsSync(workspace)).toBe(true)
   })
-})
+}
