@@ -7,19 +7,24 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: compile TypeScript with the dev dependencies -------------------------------------------
 FROM ${NODE_IMAGE} AS build
+# gcc: --observe's tracer, native/trace.c, which `npm run build` compiles into dist/preflight-trace
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json tsconfig.types.json ./
 COPY src ./src
 COPY worker ./worker
-COPY scripts/build-assets.mjs scripts/bundle-cli.ts ./scripts/
-RUN npm run build
+COPY native ./native
+COPY scripts/build-assets.mjs scripts/bundle-cli.ts scripts/build-native.mjs ./scripts/
+RUN npm run build && test -x dist/preflight-trace
 
 # --- runtime: production dependencies, compiled code, migrations, git ------------------------------
 FROM ${NODE_IMAGE} AS runtime
 # git: the worker clones workspaces and runs the git checks; tini: a real PID 1 that forwards SIGTERM;
-# strace: --observe (docs/attribution.md).
+# strace: --observe's tracer where preflight-trace (dist/) may not run (docs/attribution.md).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates tini strace \
  && rm -rf /var/lib/apt/lists/*

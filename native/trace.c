@@ -2,10 +2,11 @@
 // the way ptrace does (docs/attribution.md). A seccomp filter installed before the program starts hands
 // the calls that look a name up or open a file — and only those — to a supervisor, which reads the path
 // from the caller's memory, lets the call go on, and writes one line per call in strace's own format
-// (`PID call("path", …) = 0` or `= -1 ENOENT (…)`), so the worker reads either tracer's output alike.
+// (`PID call("path", …) = 0` or `= -1 ENOENT (…)`), so the worker reads either tracer's output alike —
+// but an open that found its file only with -r (`preflight learn`'s files read).
 // Threads, execs, exits and signals cost nothing: nothing else is handed over.
 //
-//   preflight-trace -o FILE [-u UID -g GID] -- PROGRAM [ARG...]
+//   preflight-trace -o FILE [-r] [-u UID -g GID] -- PROGRAM [ARG...]
 //
 // The process the worker started becomes PROGRAM (its pid, exit code and process group are the
 // program's); the supervisor is a grandchild in a session of its own and ends when the last filtered
@@ -62,22 +63,24 @@ struct call {
   int dirfd;  // the argument holding the directory fd, or -1
   int path;   // the argument holding the path
   int flags;  // open's flags, stat's AT_ flags or access's mode, or -1
+  unsigned skip;  // a call with any of these bits in its flags is let through unseen
 };
 
 static const struct call CALLS[] = {
-    {__NR_execve, "execve", EXEC, -1, 0, -1},
-    {__NR_execveat, "execveat", EXEC, 0, 1, -1},
-    {__NR_openat, "openat", OPEN, 0, 1, 2},
-    {__NR_newfstatat, "newfstatat", STAT, 0, 1, 3},
-    {__NR_faccessat, "faccessat", ACCESS, 0, 1, 2},
+    {__NR_execve, "execve", EXEC, -1, 0, -1, 0},
+    {__NR_execveat, "execveat", EXEC, 0, 1, -1, 0},
+    {__NR_openat, "openat", OPEN, 0, 1, 2, O_CREAT},
+    // fstat(): glibc asks newfstatat(fd, "", AT_EMPTY_PATH), a descriptor's, not a path's
+    {__NR_newfstatat, "newfstatat", STAT, 0, 1, 3, AT_EMPTY_PATH},
+    {__NR_faccessat, "faccessat", ACCESS, 0, 1, 2, 0},
 #ifdef __NR_faccessat2
-    {__NR_faccessat2, "faccessat2", ACCESS, 0, 1, 2},
+    {__NR_faccessat2, "faccessat2", ACCESS, 0, 1, 2, 0},
 #endif
 #ifdef __NR_open
-    {__NR_open, "open", OPEN, -1, 0, 1},
-    {__NR_stat, "stat", STAT, -1, 0, -1},
-    {__NR_lstat, "lstat", LSTAT, -1, 0, -1},
-    {__NR_access, "access", ACCESS, -1, 0, 1},
+    {__NR_open, "open", OPEN, -1, 0, 1, O_CREAT},
+    {__NR_stat, "stat", STAT, -1, 0, -1, 0},
+    {__NR_lstat, "lstat", LSTAT, -1, 0, -1, 0},
+    {__NR_access, "access", ACCESS, -1, 0, 1, 0},
 #endif
 };
 #define NCALLS (sizeof CALLS / sizeof CALLS[0])
@@ -87,9 +90,9 @@ static void die(const char *what) {
   exit(127);
 }
 
-// The filter: the calls above go to the supervisor, except an open that may create its file (a file a
-// program makes is not one it needed; the reader drops such an open too, so this is only what it saves);
-// every other call, and any other architecture's, goes on. A program of another architecture (32-bit
+// The filter: the calls above go to the supervisor, but those with a `skip` flag — an open that may
+// create its file (a file a program makes is not one it needed; the reader drops such an open too, so
+// this is only what it saves) and an fstat; every other call, and any other architecture's, goes on. A program of another architecture (32-bit
 // x86 on x86_64) is not observed.
 static int install_filter(void) {
   struct sock_filter f[4 + 4 * NCALLS + 2];
@@ -99,23 +102,26 @@ static int install_filter(void) {
   f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
   for (size_t i = 0; i < NCALLS; i++) {
-    if (CALLS[i].kind != OPEN) {
+    if (CALLS[i].skip == 0) {
       f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CALLS[i].nr, 0, 1);
       f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
       continue;
     }
-    // nr matches: load the flags' low word, test O_CREAT, and reload nr for the next test
+    // nr matches: load the flags' low word and test the bits (no other call is tested after it)
     f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CALLS[i].nr, 0, 4);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                                           offsetof(struct seccomp_data, args[CALLS[i].flags]));
-    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 1, 0);
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CALLS[i].skip, 1, 0);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
     f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   }
   f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
-  int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  // SPEC_ALLOW: a filter is not a sandbox here, and without it a kernel that mitigates speculative store
+  // bypass "for seccomp" would slow everything the agent runs (SSBD), which no untraced run pays
+  int fd = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+                        SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog);
   if (fd < 0) die("seccomp");
   return fd;
 }
@@ -265,22 +271,33 @@ static const char *access_mode(unsigned long long flags) {
   }
 }
 
+static int reads;
+// the worker waits for the trace to be quiet for 100 ms before it reads the last of it
+#define FLUSH_MS 20
+
 static void supervise(int listener, FILE *out) {
   struct seccomp_notif_sizes sizes;
   if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) die("notif sizes");
   struct seccomp_notif *req = calloc(1, sizes.seccomp_notif);
   struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
   static char path[4097], dir[4097], full[8200];
+  int dirty = 0;
   // the caller waits for the supervisor on each call: where the kernel can (6.6 and later), it runs the
   // supervisor on the caller's CPU at once instead of waking it on another
   ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
   for (;;) {
     struct pollfd p = {.fd = listener, .events = POLLIN};
-    // written out whenever there is nothing to hand back: a reader sees each call soon, in few writes
-    fflush(out);
-    if (poll(&p, 1, -1) < 0) {
+    // written out when the buffer fills, or once no call has come for FLUSH_MS: the reader (the worker)
+    // is woken a few times a run, not once a call, and still sees each call within FLUSH_MS
+    int ready = poll(&p, 1, dirty ? FLUSH_MS : -1);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       die("poll");
+    }
+    if (ready == 0) {
+      fflush(out);
+      dirty = 0;
+      continue;
     }
     if (!(p.revents & POLLIN)) break;  // every filtered process has ended
     memset(req, 0, sizes.seccomp_notif);
@@ -309,6 +326,9 @@ static void supervise(int listener, FILE *out) {
     if (c && c->kind == EXEC) forget_mem(pid);
     if (!known) continue;
     int err = check(c, full, flags);
+    // an open that found its file is a need only to `preflight learn` (-r)
+    if (c->kind == OPEN && err == 0 && !reads) continue;
+    dirty = 1;
     fprintf(out, "%d %s(", pid, c->name);
     if (c->dirfd >= 0) fputs("AT_FDCWD</>, ", out);
     put_quoted(out, full);
@@ -338,19 +358,23 @@ int main(int argc, char **argv) {
   const char *file = NULL;
   long uid = -1, gid = -1;
   int i = 1;
-  for (; i < argc && strcmp(argv[i], "--") != 0; i += 2) {
+  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (strcmp(argv[i], "-r") == 0) {
+      reads = 1;
+      continue;
+    }
     if (i + 1 >= argc) break;
     if (strcmp(argv[i], "-o") == 0)
-      file = argv[i + 1];
+      file = argv[++i];
     else if (strcmp(argv[i], "-u") == 0)
-      uid = number(argv[i + 1]);
+      uid = number(argv[++i]);
     else if (strcmp(argv[i], "-g") == 0)
-      gid = number(argv[i + 1]);
+      gid = number(argv[++i]);
     else
       break;
   }
   if (!file || i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || (uid < 0) != (gid < 0)) {
-    fprintf(stderr, "usage: preflight-trace -o FILE [-u UID -g GID] -- PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: preflight-trace -o FILE [-r] [-u UID -g GID] -- PROGRAM [ARG...]\n");
     return 127;
   }
   char **program = argv + i + 1;
@@ -382,6 +406,9 @@ int main(int argc, char **argv) {
     char ok = listener >= 0 ? 1 : 0;
     if (write(sv[1], &ok, 1) != 1 || !ok) _exit(1);
     close(sv[1]);
+    // a FIFO's reader (the worker) may be slow to be scheduled: while it is, a full pipe would hold the
+    // supervisor, and every traced call with it. 1 MiB lets it fall that far behind first.
+    fcntl(fileno(out), F_SETPIPE_SZ, 1 << 20);
     static char buf[1 << 16];
     setvbuf(out, buf, _IOFBF, sizeof buf);
     supervise(listener, out);

@@ -107,8 +107,8 @@ describe('the worker image with only the capabilities compose.yaml keeps', () =>
   })
 })
 
-// --observe in the image: its strace, run as the worker under the same six capabilities and
-// no-new-privileges, traces the agent as its slot uid. A worker of its own, with a label only the
+// --observe in the image: its preflight-trace (dist/), run as the worker under the same six capabilities
+// and no-new-privileges — no ptrace, no CAP_SYS_PTRACE — traces the agent as its slot uid. A worker of its own, with a label only the
 // dispatch below asks for, so the worker above never claims it.
 describe('the worker image observing (--observe) under those capabilities', () => {
   let observer: StartedTestContainer
@@ -134,5 +134,7 @@ describe('the worker image observing (--observe) under those capabilities', () =
       expect.objectContaining({ kind: 'exec', name: 'pnpm', state: 'missing' }),
     )
     expect(done.completion?.detail).toMatch(/^10000[01]$/m)
+    // the tracer it picked, in its start line: the seccomp one, not the strace fallback
+    expect(outputOf(observer)).toContain('"observe":"/app/dist/preflight-trace"')
   })
 })

@@ -206,7 +206,13 @@ export function traced(
   const tracing =
     tracer.kind === 'strace'
       ? [tracer.program, ...OPTIONS, '-e', `trace=${calls}`, '-o', fifo]
-      : [tracer.program, '-o', fifo, ...(identity ? ['-u', `${identity.uid}`, '-g', `${identity.gid}`] : [])]
+      : [
+          tracer.program,
+          '-o',
+          fifo,
+          ...(opts.reads ? ['-r'] : []),
+          ...(identity ? ['-u', `${identity.uid}`, '-g', `${identity.gid}`] : []),
+        ]
   return {
     argv: [...tracing, '--', ...wrappers, ...argv],
     env: Object.fromEntries(Object.entries(env).filter(([name]) => !held.some(([h]) => h === name))),
