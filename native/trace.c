@@ -272,7 +272,8 @@ static const char *access_mode(unsigned long long flags) {
 }
 
 static int reads;
-// the worker waits for the trace to be quiet for 100 ms before it reads the last of it
+// the last line of a trace that saw every traced process end (trace.ts waits for it)
+#define END "preflight-trace: every traced process has ended"
 #define FLUSH_MS 20
 
 static void supervise(int listener, FILE *out) {
@@ -299,7 +300,12 @@ static void supervise(int listener, FILE *out) {
       dirty = 0;
       continue;
     }
-    if (!(p.revents & POLLIN)) break;  // every filtered process has ended
+    if (!(p.revents & POLLIN)) {
+      // every filtered process has ended (and been reaped): the trace is whole, and the reader need
+      // not wait for it to be quiet
+      fputs(END "\n", out);
+      break;
+    }
     memset(req, 0, sizes.seccomp_notif);
     if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
       if (errno == EINTR || errno == ENOENT) continue;

@@ -1,5 +1,5 @@
 // End to end: a worker started with --observe (as root, with --agent-uid, as in production) and agents
-// that use what their definitions forgot. Without strace these skip, or fail with CI=true.
+// that use what their definitions forgot. Without a tracer these skip, or fail with CI=true.
 import { describe, expect, it } from 'vitest'
 import { findTracer } from '../../worker/observe/trace.js'
 import {

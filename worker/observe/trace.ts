@@ -11,6 +11,7 @@ import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { executableIn } from '../run/executable.js'
 import type { AgentIdentity } from '../run/process.js'
@@ -33,12 +34,17 @@ const SYSTEM_DIRS = ['/usr/bin', '/bin']
 const program = (name: string) =>
   SYSTEM_DIRS.map((dir) => executableIn(dir, name)).find((path) => path !== undefined)
 
-// dist/preflight-trace, found upward from this file (worker/observe, dist/worker/observe or the CLI's
-// bundle in dist/src/cli): the package's own, never a program on a PATH.
+// The package's own dist/preflight-trace: in the first directory upward from this file (worker/observe,
+// dist/worker/observe or the CLI's bundle in dist/src/cli) whose package.json is preflight's, and nowhere
+// else — never a program on a PATH, nor one in a directory above the package.
 function helper(): string | undefined {
   for (let dir = new URL('.', import.meta.url); dir.pathname !== '/'; dir = new URL('..', dir)) {
-    const found = executableIn(fileURLToPath(new URL('dist/', dir)), 'preflight-trace')
-    if (found) return found
+    try {
+      if (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')).name !== 'preflight') continue
+    } catch {
+      continue
+    }
+    return executableIn(fileURLToPath(new URL('dist/', dir)), 'preflight-trace')
   }
   return undefined
 }
@@ -114,9 +120,10 @@ const isUnsecure = (name: string) => name.startsWith('LD_') || UNSECURE.has(name
 export interface Trace {
   argv: string[]
   env: Record<string, string>
-  // what it saw, once the tracer has been quiet a moment (it writes each call before the program goes on);
-  // the FIFO is closed then, and a tracer that still traces a process that escaped the run is killed:
-  // that process's traced calls fail (ENOSYS) until the sweep ends it
+  // what it saw, once the trace is whole: preflight-trace says so when every process it traced has
+  // ended, strace's is taken as whole once quiet a moment (it writes each call before the program goes
+  // on); at most MAX_WAIT_MS. The FIFO is closed then, and a tracer that still traces a process that
+  // escaped the run is killed: that process's traced calls fail (ENOSYS) until the sweep ends it
   needs(): Promise<Needs>
 }
 
@@ -132,6 +139,9 @@ function stopTracersOf(fifo: string): void {
     }
   }
 }
+
+// preflight-trace's last line once every process it traced has ended and been reaped (native/trace.c)
+const END = 'preflight-trace: every traced process has ended'
 
 // Past this much trace the rest is read and dropped (a test suite that opens millions of files): the
 // record says cut.
@@ -199,8 +209,13 @@ export function traced(
   // a read error (none expected) ends the record as it is
   socket.on('error', () => {})
   const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY })
+  let end = () => {}
+  const ended = new Promise<void>((resolve) => {
+    end = resolve
+  })
   lines.on('line', (line) => {
-    if (bytes <= MAX_TRACE_BYTES) reader.line(line)
+    if (line === END) end()
+    else if (bytes <= MAX_TRACE_BYTES) reader.line(line)
   })
   const calls = TRACED_CALLS.map((call) => `?${call}`).join(',')
   const tracing =
@@ -218,8 +233,13 @@ export function traced(
     env: Object.fromEntries(Object.entries(env).filter(([name]) => !held.some(([h]) => h === name))),
     async needs() {
       const started = Date.now()
-      while (Date.now() - last < QUIET_MS && Date.now() - started < MAX_WAIT_MS)
-        await new Promise((resolve) => setTimeout(resolve, QUIET_MS / 2))
+      // preflight-trace says when its trace is whole; strace's is taken as whole once it has been quiet
+      if (tracer.kind === 'seccomp') {
+        const waiting = new AbortController()
+        await Promise.race([ended, sleep(MAX_WAIT_MS, undefined, { signal: waiting.signal }).catch(() => {})])
+        waiting.abort()
+      } else
+        while (Date.now() - last < QUIET_MS && Date.now() - started < MAX_WAIT_MS) await sleep(QUIET_MS / 2)
       lines.close()
       socket.destroy()
       // a tracer still tracing a process that escaped the run: strace goes on after a failed write

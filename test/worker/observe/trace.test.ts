@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasMissingProgram, MAX_OBSERVED_EXEC } from '../../../src/contract/index.js'
 import { Observation } from '../../../worker/observe/observation.js'
-import { findTracer, type Tracer, type TracerKind } from '../../../worker/observe/trace.js'
+import { findTracer, type Tracer, type TracerKind, traced } from '../../../worker/observe/trace.js'
 import { runProcess } from '../../../worker/run/process.js'
 import { waitFor } from '../../support/wait.js'
 
@@ -39,6 +39,34 @@ describe('findTracer', () => {
         mkfifo: expect.any(String),
       })
     else expect(strace).toMatch(/^no tracer: strace: /)
+  })
+})
+
+// A stand-in for preflight-trace (the one mock here: when the real one's last lines arrive cannot be
+// chosen) that writes its trace, and its last line, 0.3 s after the program has ended.
+describe('the trace of preflight-trace', () => {
+  it('is read until the tracer says it is whole, however late that comes', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'preflight-late-trace-'))
+    try {
+      const late = join(root, 'late-trace')
+      const line = '1 execve("/nowhere/pnpm", ["pnpm"], 0x0 /* 0 vars */) = -1 ENOENT (No such file)'
+      writeFileSync(
+        late,
+        `#!/bin/sh\nfifo=$2\nwhile [ "$1" != -- ]; do shift; done; shift\n(sleep 0.3; echo '${line}'; echo 'preflight-trace: every traced process has ended') >"$fifo" 2>/dev/null &\nexec "$@"\n`,
+        { mode: 0o755 },
+      )
+      const trace = traced(
+        { kind: 'seccomp', program: late, env: '/usr/bin/env', mkfifo: '/usr/bin/mkfifo' },
+        ['true'],
+        { PATH: '/usr/bin:/bin' },
+        { workspace: root, pathEntries: ['/nowhere'] },
+      )
+      const exited = spawnSync(trace.argv[0] as string, trace.argv.slice(1), { env: trace.env })
+      expect(exited.status).toBe(0)
+      expect((await trace.needs()).exec).toEqual([{ name: 'pnpm', ran: true }])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })
 
