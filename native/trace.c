@@ -260,6 +260,11 @@ static int check(const struct call *c, const char *path, unsigned long long flag
   return r == 0 ? 0 : errno;
 }
 
+// the errno names the reader tells apart; any other failure is one it ignores
+static const char *errno_name(int err) {
+  return err == ENOENT ? "ENOENT" : err == ENOTDIR ? "ENOTDIR" : err == EACCES ? "EACCES" : "EOTHER";
+}
+
 static const char *access_mode(unsigned long long flags) {
   switch (flags & O_ACCMODE) {
     case O_WRONLY:
@@ -342,11 +347,20 @@ static void supervise(int listener, FILE *out) {
       fprintf(out, ", %s%s%s", access_mode(flags), flags & O_DIRECTORY ? "|O_DIRECTORY" : "",
               flags & O_CREAT ? "|O_CREAT" : "");
     if (err)
-      fprintf(out, ") = -1 %s (%s)\n", err == ENOENT ? "ENOENT" : err == ENOTDIR ? "ENOTDIR" : err == EACCES ? "EACCES" : "EOTHER", strerror(err));
+      fprintf(out, ") = -1 %s (%s)\n", errno_name(err), strerror(err));
     else
       fputs(") = 0\n", out);
   }
   fflush(out);
+}
+
+// The supervisor's filesystem ids become the program's, and it keeps no supplementary group; 0 when the
+// kernel did not take them (setfsuid says nothing of a refusal: it returns the previous id either way).
+static int as_filesystem_ids(uid_t uid, gid_t gid) {
+  if (setgroups(0, NULL) != 0) return 0;
+  setfsgid(gid);
+  setfsuid(uid);
+  return (gid_t)setfsgid((gid_t)-1) == gid && (uid_t)setfsuid((uid_t)-1) == uid;
 }
 
 static long number(const char *s) {
@@ -403,7 +417,7 @@ int main(int argc, char **argv) {
       if (null > 2) close(null);
     }
     FILE *out = fopen(file, "we");
-    if (out && uid >= 0 && (setgroups(0, NULL) != 0 || setfsgid((gid_t)gid) < 0 || setfsuid((uid_t)uid) < 0)) {
+    if (out && uid >= 0 && !as_filesystem_ids((uid_t)uid, (gid_t)gid)) {
       fclose(out);
       out = NULL;
     }

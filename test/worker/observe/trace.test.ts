@@ -70,6 +70,38 @@ describe('the trace of preflight-trace', () => {
   })
 })
 
+describe.runIf(isRoot)('preflight-trace started by a uid that may not switch', () => {
+  const tracer = findTracer(['seccomp'])
+  it.runIf(typeof tracer === 'object')('refuses to run the program rather than run it as another uid', () => {
+    const program = (tracer as Tracer).program
+    // as 64,710, asked to run the program as 64,711 (not the other tests' agent uid, which may signal what it leaves): neither the program nor the supervisor (its filesystem
+    // uid) can become that; the program is refused before anything of it runs
+    const run = spawnSync(
+      'setpriv',
+      [
+        '--reuid=64710',
+        '--regid=64710',
+        '--clear-groups',
+        '--',
+        program,
+        '-o',
+        '/dev/null',
+        '-u',
+        '64711',
+        '-g',
+        '64711',
+        '--',
+        'echo',
+        'ran',
+      ],
+      { encoding: 'utf8' },
+    )
+    expect(run.stdout).toBe('')
+    expect(run.status).toBe(127)
+    expect(run.stderr).toMatch(/^preflight-trace: setgroups: Operation not permitted/)
+  })
+})
+
 describe.each(['seccomp', 'strace'] as const)('a program traced by %s', (kind) => {
   const tracer = findTracer([kind])
   if (typeof tracer === 'string' && process.env.CI === 'true') it('has its tracer', () => expect.fail(tracer))
