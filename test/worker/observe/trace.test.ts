@@ -74,8 +74,9 @@ describe.runIf(isRoot)('preflight-trace started by a uid that may not switch', (
   const tracer = findTracer(['seccomp'])
   it.runIf(typeof tracer === 'object')('refuses to run the program rather than run it as another uid', () => {
     const program = (tracer as Tracer).program
-    // as 64,710, asked to run the program as 64,711 (not the other tests' agent uid, which may signal what it leaves): neither the program nor the supervisor (its filesystem
-    // uid) can become that; the program is refused before anything of it runs
+    // as 64,710 (not the agent uid of the tests below, which could signal what this leaves), asked to
+    // run the program as 64,711: neither the program nor the supervisor (as its filesystem uid) can
+    // become that, and the program is refused before anything of it runs
     const run = spawnSync(
       'setpriv',
       [
