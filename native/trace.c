@@ -15,19 +15,22 @@
 // what the program may see, and the program can neither signal it nor read it.
 //
 // The outcome is the supervisor's own check of the path, made as the call goes on — not the kernel's
-// return value, which a user notification never sees. A call from a process that hides its memory
-// (PR_SET_DUMPABLE 0) is not recorded; see docs/attribution.md for what else cannot be seen.
+// return value, which a user notification never sees. A call whose memory cannot be read (a process
+// made non-dumpable before its first traced call) is not recorded, and the trace's last lines count such
+// calls; see docs/attribution.md for what else cannot be seen.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -47,6 +50,9 @@
 #error "preflight-trace: no seccomp architecture for this target"
 #endif
 
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439
+#endif
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
@@ -95,7 +101,8 @@ static void die(const char *what) {
 // this is only what it saves) and an fstat; every other call, and any other architecture's, goes on. A program of another architecture (32-bit
 // x86 on x86_64) is not observed.
 static int install_filter(void) {
-  struct sock_filter f[4 + 4 * NCALLS + 2];
+  // 4 to reach the calls, at most 5 a call (those with a `skip`), 1 to end
+  struct sock_filter f[4 + 5 * NCALLS + 1];
   size_t n = 0;
   f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
   f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0);
@@ -139,7 +146,8 @@ static void send_fd(int sock, int fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  if (sendmsg(sock, &msg, 0) != 1) die("sendmsg");
+  // MSG_NOSIGNAL: a supervisor that could not start closed its end; the program says so and exits 127
+  if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1) die("the supervisor could not start: sendmsg");
 }
 
 static int recv_fd(int sock) {
@@ -186,11 +194,12 @@ static int mem_of(int tid, int fresh) {
 }
 
 // The NUL-terminated string at `addr` in `tid`'s memory, read page by page (a path may end just before
-// an unmapped page); 0 when it cannot be read, is empty or is longer than PATH_MAX.
+// an unmapped page): 1, or 0 when it is empty or longer than PATH_MAX, or -1 when the memory cannot be
+// read at all (the process hid it, or has ended).
 static int read_string(int tid, unsigned long long addr, char *out, size_t size) {
   for (int attempt = 0; attempt < 2; attempt++) {
     int fd = mem_of(tid, attempt);
-    if (fd < 0) return 0;
+    if (fd < 0) break;
     size_t got = 0;
     while (got < size - 1) {
       size_t room = 4096 - ((addr + got) % 4096);
@@ -204,7 +213,7 @@ static int read_string(int tid, unsigned long long addr, char *out, size_t size)
     if (got > 0) return 0;  // read, but too long: no path
   }
   forget_mem(tid);
-  return 0;
+  return -1;
 }
 
 // The directory a relative path is taken from: the caller's cwd, or the directory fd's.
@@ -234,18 +243,33 @@ static void put_quoted(FILE *out, const char *s) {
   fputc('"', out);
 }
 
+// The program's uid and gid, with -u/-g; -1 without (the supervisor's own ids are the program's then).
+static long uid = -1, gid = -1;
+
+// Whether the program may access `path` for access(2)'s `mode`: 0, or the errno it would meet.
+static int may(const char *path, int mode) {
+  if (uid < 0) return faccessat(AT_FDCWD, path, mode, 0) == 0 ? 0 : errno;
+  // glibc's faccessat(AT_EACCESS) falls back to the real uid (root) where faccessat2 is missing: never
+  // called but directly, as the filesystem ids
+  if (syscall(SYS_faccessat2, AT_FDCWD, path, mode, AT_EACCESS) == 0) return 0;
+  if (errno != ENOSYS) return errno;
+  // before Linux 5.8: the mode bits, for the program's uid and gid (it has no other group)
+  struct stat st;
+  if (stat(path, &st) != 0) return errno;
+  int shift = st.st_uid == (uid_t)uid ? 6 : st.st_gid == (gid_t)gid ? 3 : 0;
+  return (((st.st_mode >> shift) & 7) & (unsigned)mode) == (unsigned)mode ? 0 : EACCES;
+}
+
 // The call's outcome, checked now with the program's filesystem ids: 0, or the errno it would meet.
 static int check(const struct call *c, const char *path, unsigned long long flags) {
   struct stat st;
   int r = -1;
   switch (c->kind) {
     case EXEC:
-      r = faccessat(AT_FDCWD, path, X_OK, AT_EACCESS);
-      if (r == 0 && (stat(path, &st) != 0 || !S_ISREG(st.st_mode))) return EACCES;
-      break;
+      if ((r = may(path, X_OK)) != 0) return r;
+      return stat(path, &st) != 0 || !S_ISREG(st.st_mode) ? EACCES : 0;
     case ACCESS:
-      r = faccessat(AT_FDCWD, path, c->flags < 0 ? F_OK : (int)(flags & 7), AT_EACCESS);
-      break;
+      return may(path, c->flags < 0 ? F_OK : (int)(flags & 7));
     case LSTAT:
       r = lstat(path, &st);
       break;
@@ -288,6 +312,7 @@ static void supervise(int listener, FILE *out) {
   struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
   static char path[4097], dir[4097], full[8200];
   int dirty = 0;
+  unsigned long unreadable = 0;
   // the caller waits for the supervisor on each call: where the kernel can (6.6 and later), it runs the
   // supervisor on the caller's CPU at once instead of waking it on another
   ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
@@ -308,6 +333,7 @@ static void supervise(int listener, FILE *out) {
     if (!(p.revents & POLLIN)) {
       // every filtered process has ended (and been reaped): the trace is whole, and the reader need
       // not wait for it to be quiet
+      if (unreadable) fprintf(out, "preflight-trace: %lu calls unreadable\n", unreadable);
       fputs(END "\n", out);
       break;
     }
@@ -319,7 +345,8 @@ static void supervise(int listener, FILE *out) {
     const struct call *c = NULL;
     for (size_t i = 0; i < NCALLS; i++)
       if (CALLS[i].nr == req->data.nr) c = &CALLS[i];
-    int known = c && read_string(req->pid, req->data.args[c->path], path, sizeof path);
+    int read = c ? read_string(req->pid, req->data.args[c->path], path, sizeof path) : 0;
+    int known = read > 0;
     if (known && path[0] != '/') {
       long long dirfd = c->dirfd < 0 ? AT_FDCWD : (long long)(int)req->data.args[c->dirfd];
       known = read_dir(req->pid, dirfd, dir, sizeof dir);
@@ -327,7 +354,12 @@ static void supervise(int listener, FILE *out) {
     } else if (known)
       snprintf(full, sizeof full, "%s", path);
     // what was read is the caller's only if it is still the same call of the same process
-    if (known && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) known = 0;
+    // (and a kept /proc/TID/mem of a tid that has ended is not used again)
+    int valid = ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
+    if (!valid) forget_mem(req->pid);
+    known = known && valid;
+    // memory that could not be read while its process was there: a call the record does not have
+    if (read < 0 && valid) unreadable++;
     unsigned long long flags = c && c->flags >= 0 ? req->data.args[c->flags] : 0;
     int pid = req->pid;
     memset(resp, 0, sizes.seccomp_notif_resp);
@@ -367,16 +399,26 @@ static long number(const char *s) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (errno || *end || v < 0) {
+  // not 0 (the program would keep root's power over files the checks would not see) nor past a uid_t
+  if (errno || *end || v <= 0 || v >= (long)UINT32_MAX) {
     fprintf(stderr, "preflight-trace: not a uid or gid: %s\n", s);
     exit(127);
   }
   return v;
 }
 
+// The supervisor, with -u: no capability left (it keeps uid 0, which no program of the agent's uid may
+// signal, but nothing root may do: a path is checked, and the caller's memory read, only as the
+// program could), and not dumpable.
+static int drop_capabilities(void) {
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct none[2];
+  memset(none, 0, sizeof none);
+  return syscall(SYS_capset, &header, none) == 0 && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+}
+
 int main(int argc, char **argv) {
   const char *file = NULL;
-  long uid = -1, gid = -1;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "-r") == 0) {
@@ -417,7 +459,7 @@ int main(int argc, char **argv) {
       if (null > 2) close(null);
     }
     FILE *out = fopen(file, "we");
-    if (out && uid >= 0 && !as_filesystem_ids((uid_t)uid, (gid_t)gid)) {
+    if (out && uid >= 0 && !(as_filesystem_ids((uid_t)uid, (gid_t)gid) && drop_capabilities())) {
       fclose(out);
       out = NULL;
     }

@@ -71,7 +71,14 @@ export class Observation {
       return result
     }
     if (!identity) this.notes.add('the agent ran as the worker’s own uid: it could reach its tracer')
-    const result = await start(trace.argv, trace.env, undefined)
+    let result: RunResult
+    try {
+      result = await start(trace.argv, trace.env, undefined)
+    } catch (err) {
+      // its FIFO and its tracer are ended whatever becomes of the run
+      await trace.needs()
+      throw err
+    }
     const needs = await trace.needs()
     // a shell's "not found" says the name was meant to run, where a look (command -v) says nothing
     const said = new Set(notFoundIn(result.tail))
@@ -126,6 +133,7 @@ export class Observation {
       else this.paths.add(path)
     }
     this.cut ||= needs.cut
+    if (needs.note) this.notes.add(needs.note)
   }
 
   // What was seen, and what of it the definition does not declare. The agent's own program is declared by

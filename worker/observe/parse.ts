@@ -18,8 +18,10 @@ export interface Needs {
   paths: string[]
   // workspace-relative files opened for reading that were there (`preflight learn` only)
   read?: string[]
-  // the bounds below cut the record
+  // the bounds below cut the record, or the tracer could not read some calls
   cut: boolean
+  // why, when the tracer says more of the record than the calls (preflight-trace's unreadable calls)
+  note?: string
 }
 
 // A test suite looks up hundreds of names and opens thousands of files: the record keeps the first, as

@@ -6,7 +6,16 @@
 // directory only the worker may enter, read and parsed as it comes (both write strace's line format):
 // nothing of it is kept on disk, and what passes the bound is read and dropped.
 import { spawnSync } from 'node:child_process'
-import { constants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import {
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
 import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -49,15 +58,34 @@ function helper(): string | undefined {
   return undefined
 }
 
-// Why `argv` cannot trace /bin/true here, or undefined when it can.
-function refusal(argv: string[]): string | undefined {
-  const probe = spawnSync(argv[0] as string, [...argv.slice(1), '-o', '/dev/null', '--', '/bin/true'], {
-    env: {},
-    encoding: 'utf8',
-    timeout: 10_000,
-  })
-  if (probe.status === 0) return undefined
-  return probe.stderr.trim().split('\n')[0] || probe.error?.message || `exit ${probe.status}`
+// Why `argv` cannot trace /bin/true here, or undefined when it can: it runs, and its trace has the
+// exec (preflight-trace runs anything where it may not read a program's memory — a Yama ptrace_scope, a
+// security module — and records nothing).
+export function refusal(argv: readonly string[]): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'preflight-probe-'))
+  try {
+    const out = join(dir, 'trace')
+    const probe = spawnSync(argv[0] as string, [...argv.slice(1), '-o', out, '--', '/bin/true'], {
+      env: {},
+      encoding: 'utf8',
+      timeout: 10_000,
+    })
+    if (probe.status !== 0)
+      return probe.stderr.trim().split('\n')[0] || probe.error?.message || `exit ${probe.status}`
+    // preflight-trace's supervisor writes on after the program has ended, until its last line
+    const read = () => (existsSync(out) ? readFileSync(out, 'utf8') : '')
+    for (
+      let waited = 0;
+      waited < 2_000 && argv[0]?.endsWith('preflight-trace') && !read().includes(END);
+      waited += 10
+    )
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+    return /^\d+ +execve\("\/(usr\/)?bin\/true"/m.test(read())
+      ? undefined
+      : 'it ran a program but saw nothing of it (it may not read the program’s memory here)'
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 // The tracer this machine has and may use, the first of `kinds` that works, or why there is none:
@@ -142,6 +170,8 @@ function stopTracersOf(fifo: string): void {
 
 // preflight-trace's last line once every process it traced has ended and been reaped (native/trace.c)
 const END = 'preflight-trace: every traced process has ended'
+// and before it, how many calls it could not read, if any
+const UNREADABLE = /^preflight-trace: (\d+) calls unreadable$/
 
 // Past this much trace the rest is read and dropped (a test suite that opens millions of files): the
 // record says cut.
@@ -213,8 +243,10 @@ export function traced(
   const ended = new Promise<void>((resolve) => {
     end = resolve
   })
+  let unreadable = 0
   lines.on('line', (line) => {
     if (line === END) end()
+    else if (UNREADABLE.test(line)) unreadable = Number(UNREADABLE.exec(line)?.[1])
     else if (bytes <= MAX_TRACE_BYTES) reader.line(line)
   })
   const calls = TRACED_CALLS.map((call) => `?${call}`).join(',')
@@ -246,6 +278,12 @@ export function traced(
       stopTracersOf(fifo)
       rmSync(dir, { recursive: true, force: true })
       const needs = reader.needs()
+      if (unreadable > 0)
+        return {
+          ...needs,
+          cut: true,
+          note: `${unreadable} traced calls could not be read (a process hid its memory from the tracer)`,
+        }
       return bytes > MAX_TRACE_BYTES ? { ...needs, cut: true } : needs
     },
   }

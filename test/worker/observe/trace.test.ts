@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hasMissingProgram, MAX_OBSERVED_EXEC } from '../../../src/contract/index.js'
 import { Observation } from '../../../worker/observe/observation.js'
-import { findTracer, type Tracer, type TracerKind, traced } from '../../../worker/observe/trace.js'
+import { findTracer, refusal, type Tracer, type TracerKind, traced } from '../../../worker/observe/trace.js'
 import { runProcess } from '../../../worker/run/process.js'
 import { waitFor } from '../../support/wait.js'
 
@@ -66,6 +66,44 @@ describe('the trace of preflight-trace', () => {
       expect((await trace.needs()).exec).toEqual([{ name: 'pnpm', ran: true }])
     } finally {
       rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('preflight-trace itself', () => {
+  const tracer = findTracer(['seccomp'])
+  const program = typeof tracer === 'object' ? tracer.program : ''
+
+  it.runIf(program)('is refused where it would run a program and see nothing of it', () => {
+    expect(refusal([program])).toBeUndefined()
+    const root = mkdtempSync(join(tmpdir(), 'preflight-blind-'))
+    try {
+      // what preflight-trace amounts to where it may not read a program's memory (Yama's ptrace_scope)
+      const blind = join(root, 'blind')
+      writeFileSync(blind, '#!/bin/sh\nwhile [ "$1" != -- ]; do shift; done; shift\nexec "$@"\n', {
+        mode: 0o755,
+      })
+      expect(refusal([blind])).toMatch(/saw nothing/)
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
+  })
+
+  it.runIf(program)('refuses a uid of 0 or past 32 bits, and says when its supervisor cannot start', () => {
+    for (const uid of ['0', '4294967296', '-1', '1x']) {
+      const run = spawnSync(program, ['-o', '/dev/null', '-u', uid, '-g', '1000', '--', 'true'], {
+        encoding: 'utf8',
+      })
+      expect([run.status, run.stderr]).toEqual([127, `preflight-trace: not a uid or gid: ${uid}\n`])
+    }
+    // never killed by the write to a supervisor that is gone (SIGPIPE): 127 and why, every time
+    for (let i = 0; i < 100; i++) {
+      const run = spawnSync(program, ['-o', '/nowhere/trace', '--', 'true'], { encoding: 'utf8' })
+      expect([run.status, run.signal, run.stderr]).toEqual([
+        127,
+        null,
+        expect.stringMatching(/the supervisor could not start/),
+      ])
     }
   })
 })
@@ -129,12 +167,22 @@ function tracedProgram(kind: TracerKind, tracer: Tracer): void {
     writeFileSync(
       join(root, 'probe.c'),
       `#include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/wait.h>
 extern char **environ;
+// a thread started once its process is not dumpable: the tracer has never read its memory
+static void *hidden(void *arg) { open("hidden.txt", O_RDONLY); return arg; }
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "dirfd") == 0) return openat(open("sub", O_RDONLY | O_DIRECTORY), "nope.txt", O_RDONLY) >= 0;
+  if (argc > 1 && strcmp(argv[1], "hide") == 0) {
+    pthread_t t;
+    prctl(PR_SET_DUMPABLE, 0);
+    pthread_create(&t, 0, hidden, 0);
+    return pthread_join(t, 0);
+  }
   pid_t pid;
   char *cat[] = {"cat", "spawned-missing.txt", 0};
   if (posix_spawnp(&pid, "cat", 0, 0, cat, environ) != 0) return 2;
@@ -142,7 +190,7 @@ int main(int argc, char **argv) {
 }
 `,
     )
-    execFileSync('cc', ['-o', join(bin, 'probe'), join(root, 'probe.c')])
+    execFileSync('cc', ['-pthread', '-o', join(bin, 'probe'), join(root, 'probe.c')])
     mkdirSync(join(workspace, 'sub'))
     // a PATH entry the agent may not search, holding a program it cannot reach
     mkdirSync(join(root, 'sealed'), { mode: 0o700 })
@@ -237,6 +285,23 @@ int main(int argc, char **argv) {
   it('never counts a file the program made as one it needed', async () => {
     const { observed } = await observe('echo x > made.txt; cat made.txt; rm made.txt; cat gone.txt; exit 0')
     expect(observed?.paths).toEqual(['gone.txt'])
+  })
+
+  it.runIf(isRoot)('sees a PATH entry through another process’s root as the agent does: closed', async () => {
+    // the test's own process is root's: the agent may not look through /proc/PID/root, nor may its tracer
+    const { observed } = await observe('ls >/dev/null; exit 0', {
+      PATH: `/proc/${process.pid}/root/usr/bin:${PATH()}`,
+    })
+    expect(observed?.exec).toContainEqual({ name: 'ls', path: '/usr/bin/ls', ran: true })
+  })
+
+  it.runIf(isRoot)('says so when a process hid some of its calls from preflight-trace', async () => {
+    const { observed } = await observe('probe hide; exit 0')
+    // ptrace reads a process that is not dumpable all the same
+    if (kind === 'strace') return expect(observed?.paths).toContain('hidden.txt')
+    expect(observed?.paths).not.toContain('hidden.txt')
+    expect(observed?.cut).toBe(true)
+    expect(observed?.note).toMatch(/\d+ traced calls could not be read \(a process hid its memory/)
   })
 
   it.runIf(isRoot)(
