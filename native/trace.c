@@ -6,7 +6,7 @@
 // but an open that found its file only with -r (`preflight learn`'s files read).
 // Threads, execs, exits and signals cost nothing: nothing else is handed over.
 //
-//   preflight-trace -o FILE [-r] [-u UID -g GID] -- PROGRAM [ARG...]
+//   preflight-trace -o FILE [-r] [-w WORKSPACE] [-p PATH] [-u UID -g GID] -- PROGRAM [ARG...]
 //
 // The process the worker started becomes PROGRAM (its pid, exit code and process group are the
 // program's); the supervisor is a grandchild in a session of its own and ends when the last filtered
@@ -301,6 +301,30 @@ static const char *access_mode(unsigned long long flags) {
 }
 
 static int reads;
+// -w: the workspace, where a failed open is a need; -p: the program's PATH, where a lookup is one. The
+// rest is not written (the worker's reader would drop it, at a cost), nor checked; without them, all is.
+static const char *workspace;
+static const char *path_entries;
+
+// Whether the reader could keep this call: an exec always (the reader counts the wrappers' execs), an open
+// under the workspace, a lookup in a PATH entry. A path with a "/." in it is kept as it is (the reader
+// resolves "..").
+static int wanted(const struct call *c, const char *full) {
+  if (c->kind == EXEC || strstr(full, "/.")) return 1;
+  if (c->kind == OPEN) {
+    size_t n = workspace ? strlen(workspace) : 0;
+    return !workspace || (strncmp(full, workspace, n) == 0 && (full[n] == '/' || workspace[n - 1] == '/'));
+  }
+  if (!path_entries) return 1;
+  const char *slash = strrchr(full, '/');
+  size_t dir = slash == full ? 1 : (size_t)(slash - full);
+  for (const char *entry = path_entries; *entry;) {
+    size_t n = strcspn(entry, ":");
+    if (n == dir && strncmp(entry, full, n) == 0) return 1;
+    entry += n + (entry[n] == ':');
+  }
+  return 0;
+}
 // the last line of a trace that saw every traced process end (trace.ts waits for it)
 #define END "preflight-trace: every traced process has ended"
 #define FLUSH_MS 20
@@ -367,7 +391,7 @@ static void supervise(int listener, FILE *out) {
     resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
     if (c && c->kind == EXEC) forget_mem(pid);
-    if (!known) continue;
+    if (!known || !wanted(c, full)) continue;
     int err = check(c, full, flags);
     // an open that found its file is a need only to `preflight learn` (-r)
     if (c->kind == OPEN && err == 0 && !reads) continue;
@@ -428,6 +452,10 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) break;
     if (strcmp(argv[i], "-o") == 0)
       file = argv[++i];
+    else if (strcmp(argv[i], "-w") == 0)
+      workspace = argv[++i];
+    else if (strcmp(argv[i], "-p") == 0)
+      path_entries = argv[++i];
     else if (strcmp(argv[i], "-u") == 0)
       uid = number(argv[++i]);
     else if (strcmp(argv[i], "-g") == 0)
@@ -436,7 +464,7 @@ int main(int argc, char **argv) {
       break;
   }
   if (!file || i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || (uid < 0) != (gid < 0)) {
-    fprintf(stderr, "usage: preflight-trace -o FILE [-r] [-u UID -g GID] -- PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: preflight-trace -o FILE [-r] [-w WORKSPACE] [-p PATH] [-u UID -g GID] -- PROGRAM [ARG...]\n");
     return 127;
   }
   char **program = argv + i + 1;
@@ -494,6 +522,9 @@ int main(int argc, char **argv) {
     return 127;
   }
   close(sv[0]);
+  // the uid switch left this process non-dumpable, and the supervisor could not read its exec's path;
+  // it holds nothing now (the listener is closed) that the program's own uid may not see
+  if (uid >= 0 && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0) die("dumpable");
   execvp(program[0], program);
   fprintf(stderr, "preflight-trace: %s: %s\n", program[0], strerror(errno));
   return errno == ENOENT ? 127 : 126;

@@ -48,6 +48,8 @@ describe('observing a dispatch', () => {
         reason: 'undeclared-requirement',
       })
       expect(d.completion?.observed?.source).toBe('trace')
+      // every traced call was read: the record is whole
+      expect(d.completion?.observed).not.toHaveProperty('cut')
       const undeclared = d.completion?.undeclared ?? []
       expect(undeclared).toContainEqual({
         kind: 'exec',

@@ -258,6 +258,11 @@ export function traced(
           '-o',
           fifo,
           ...(opts.reads ? ['-r'] : []),
+          // what the reader keeps: the workspace's opens, the PATH's lookups (and every exec)
+          '-w',
+          opts.workspace,
+          '-p',
+          opts.pathEntries.join(':'),
           ...(identity ? ['-u', `${identity.uid}`, '-g', `${identity.gid}`] : []),
         ]
   return {

@@ -222,6 +222,11 @@ int main(int argc, char **argv) {
     )
     expect(run.exitCode).toBe(3)
     expect(observed?.source).toBe('trace')
+    // every call was read: nothing cut, nothing to say
+    expect(observed?.cut).toBeUndefined()
+    expect(observed?.note).toBe(
+      isRoot ? undefined : 'the agent ran as the worker’s own uid: it could reach its tracer',
+    )
     expect(observed?.exec).toContainEqual({ name: 'pnpm', ran: true })
     expect(observed?.exec).toContainEqual({ name: 'tool', path: join(bin, 'tool'), ran: true })
     expect(observed?.exec).toContainEqual({ name: 'cat', path: expect.stringMatching(/\/cat$/), ran: true })
@@ -276,10 +281,22 @@ int main(int argc, char **argv) {
   })
 
   it('resolves a path against the descriptor it was opened from, and reads a spawned child’s own calls', async () => {
-    const { run, observed } = await observe('probe dirfd; setarch -R probe spawn; exit 0')
+    const { run, observed } = await observe(
+      `probe dirfd; setarch -R probe spawn; cat ${root}/bin/../ws/dotted.txt 2>/dev/null; exit 0`,
+    )
     expect(run.exitCode).toBe(0)
-    expect(observed?.paths.sort()).toEqual(['spawned-missing.txt', 'sub/nope.txt'])
+    // the last one named through a directory beside the workspace, and ".."
+    expect(observed?.paths.sort()).toEqual(['dotted.txt', 'spawned-missing.txt', 'sub/nope.txt'])
     expect(observed?.exec).toContainEqual({ name: 'cat', path: expect.stringMatching(/\/cat$/), ran: true })
+  })
+
+  it.runIf(isRoot)('counts the wrapper’s exec as one, wherever env(1) is', async () => {
+    // LD_* go to the program through env(1), in /usr/bin, which this PATH does not have
+    const { observed } = await observe('tool; exit 0', { PATH: `${bin}:/bin`, LD_BIND_NOW: '1' })
+    expect(observed?.exec).toEqual([
+      { name: 'sh', path: '/bin/sh', ran: true },
+      { name: 'tool', path: join(bin, 'tool'), ran: true },
+    ])
   })
 
   it('never counts a file the program made as one it needed', async () => {
