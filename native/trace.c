@@ -133,33 +133,40 @@ static int install_filter(void) {
   return fd;
 }
 
-static void send_fd(int sock, int fd) {
-  char byte = 0;
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+// One byte, with room for one descriptor beside it: what send_fd and recv_fd exchange.
+struct fd_message {
+  char byte;
+  struct iovec iov;
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE(sizeof(int))];
   } u;
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  struct msghdr msg;
+};
+
+static void fd_message_init(struct fd_message *m) {
+  memset(m, 0, sizeof *m);
+  m->iov = (struct iovec){.iov_base = &m->byte, .iov_len = 1};
+  m->msg = (struct msghdr){.msg_iov = &m->iov, .msg_iovlen = 1, .msg_control = m->u.buf, .msg_controllen = sizeof m->u.buf};
+}
+
+static void send_fd(int sock, int fd) {
+  struct fd_message m;
+  fd_message_init(&m);
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(c), &fd, sizeof fd);
   // MSG_NOSIGNAL: a supervisor that could not start closed its end; the program says so and exits 127
-  if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1) die("the supervisor could not start: sendmsg");
+  if (sendmsg(sock, &m.msg, MSG_NOSIGNAL) != 1) die("the supervisor could not start: sendmsg");
 }
 
 static int recv_fd(int sock) {
-  char byte;
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-  if (recvmsg(sock, &msg, 0) != 1) return -1;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  struct fd_message m;
+  fd_message_init(&m);
+  if (recvmsg(sock, &m.msg, 0) != 1) return -1;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
   if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
   int fd;
   memcpy(&fd, CMSG_DATA(c), sizeof fd);

@@ -169,7 +169,8 @@ function stopTracersOf(fifo: string): void {
 }
 
 // preflight-trace's last line once every process it traced has ended and been reaped (native/trace.c)
-const END = 'preflight-trace: every traced process has ended'
+const SAID = 'preflight-trace: '
+const END = `${SAID}every traced process has ended`
 // and before it, how many calls it could not read, if any
 const UNREADABLE = /^preflight-trace: (\d+) calls unreadable$/
 
@@ -245,9 +246,11 @@ export function traced(
   })
   let unreadable = 0
   lines.on('line', (line) => {
-    if (line === END) end()
-    else if (UNREADABLE.test(line)) unreadable = Number(UNREADABLE.exec(line)?.[1])
-    else if (bytes <= MAX_TRACE_BYTES) reader.line(line)
+    // the tracer's own lines, which no call's line (`PID call(…)`) can be
+    if (line.startsWith(SAID)) {
+      if (line === END) end()
+      unreadable = Number(UNREADABLE.exec(line)?.[1] ?? unreadable)
+    } else if (bytes <= MAX_TRACE_BYTES) reader.line(line)
   })
   const calls = TRACED_CALLS.map((call) => `?${call}`).join(',')
   const tracing =

@@ -2,7 +2,16 @@
 // through the same tests — with real shells, a real uid switch, and agents that try to forge, stop or load
 // code into their tracer. Without a tracer these skip, or fail with CI=true.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -394,6 +403,22 @@ int main(int argc, char **argv) {
       expect(uids.length).toBeGreaterThan(0)
       expect(new Set(uids)).toEqual(new Set([`${who.uid}`]))
     })
+  })
+
+  it('ends its trace, and leaves nothing of it, when the run cannot start', async () => {
+    const under = mkdtempSync(join(tmpdir(), 'preflight-unstarted-'))
+    try {
+      const observation = new Observation(tracer, under)
+      const start = async (): Promise<never> => {
+        throw new Error('no start')
+      }
+      await expect(observation.run(workspace, ['true'], { PATH: PATH() }, undefined, start)).rejects.toThrow(
+        'no start',
+      )
+      expect(readdirSync(under)).toEqual([])
+    } finally {
+      rmSync(under, { recursive: true, force: true })
+    }
   })
 
   it('leaves nothing of the trace behind', async () => {
