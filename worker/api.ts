@@ -9,7 +9,13 @@ import {
   LeaseLostError,
   type RetryAbout,
 } from '../src/client/index.js'
-import type { AgentExit, CancelledExit, PreflightReport, SetupFailure } from '../src/contract/index.js'
+import type {
+  AgentExit,
+  CancelledExit,
+  CompleteRequest,
+  PreflightReport,
+  SetupFailure,
+} from '../src/contract/index.js'
 
 export {
   ApiError,
@@ -67,8 +73,11 @@ export function createApi(opts: ApiOptions) {
     // The answer is whatever arrived: only lifecycle.ts decides what it means.
     report: (f: DispatchFence, report: PreflightReport, signal?: AbortSignal): Promise<unknown> =>
       client.putPreflightReport(f, report, about(f, 'report', signal)),
-    complete: (f: DispatchFence, completion: AgentExit, signal?: AbortSignal) =>
-      client.completeDispatch(f, completion, about(f, 'complete', signal)),
+    complete: (
+      f: DispatchFence,
+      completion: AgentExit & Pick<CompleteRequest, 'next'>,
+      signal?: AbortSignal,
+    ) => client.completeDispatch(f, completion, about(f, 'complete', signal)),
     // What the worker had when the dispatch was cancelled: kept by the cancelled dispatch.
     cancelled: (f: DispatchFence, had: CancelledExit, signal?: AbortSignal) =>
       client.completeDispatch(f, { status: 'cancelled', ...had }, about(f, 'cancelled', signal)),

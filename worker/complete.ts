@@ -30,7 +30,9 @@ export async function complete(job: Job, run: AgentRun, base: Baseline | undefin
     ...outputDropped(job),
     ...observed(job),
   }
-  const answer = await sendExit(job, completion)
+  const next = job.deps.next?.ask()
+  const answer = await sendExit(job, next ? { ...completion, next } : completion)
+  if (answer?.next) job.deps.next?.handed(answer.next)
   // a cancel that won the race: the dispatch keeps this completion as what it had
   if (answer?.status === 'cancelled') return 'cancelled'
   return run.exitCode === 0 && !run.reason ? 'succeeded' : 'failed'
@@ -82,34 +84,37 @@ export async function fault(job: Job<Fenced>, message: string): Promise<void> {
 }
 
 // A completion the coordinator refuses as too much or unknown (400 invalid-request, 413; nothing stored)
-// is sent again with less, as an older coordinator takes it: first without the observation, then
-// without the output's tail too. An observation never costs the completion.
-function sendExit(job: Job<Fenced>, completion: AgentExit): ReturnType<Api['complete']> {
+// is sent again with less, as an older coordinator takes it: first without asking for the next
+// dispatch, then without the observation, then without the output's tail too. Neither costs the completion.
+function sendExit(job: Job<Fenced>, completion: Parameters<Api['complete']>[1]): ReturnType<Api['complete']> {
   return withLess(job, completion, (body) => job.deps.api.complete(job.fence, body, job.signal))
 }
 
 async function withLess<
-  B extends { detail?: string | undefined; observed?: unknown; undeclared?: unknown },
+  B extends { detail?: string | undefined; observed?: unknown; undeclared?: unknown; next?: unknown },
   R,
 >(job: Job<Fenced>, body: B, send: (body: B) => Promise<R>): Promise<R> {
-  const { observed, undeclared: _u, ...plain } = body
+  const { next, ...alone } = body
+  const { observed, undeclared: _u, ...plain } = alone
   const { detail, ...bare } = plain
   // each with less than the one before
   const fallbacks = [
-    ...(observed === undefined ? [] : [plain as B]),
-    ...(detail === undefined ? [] : [bare as B]),
+    ...(next === undefined ? [] : [{ body: alone as B, without: 'the next claim' }]),
+    ...(observed === undefined ? [] : [{ body: plain as B, without: 'the observation' }]),
+    ...(detail === undefined ? [] : [{ body: bare as B, without: 'the output tail' }]),
   ]
   let sending = body
   for (;;) {
     try {
       return await send(sending)
     } catch (err) {
-      const next = fallbacks.shift()
-      if (!isRefusedAsTooMuch(err) || !next) throw err
+      const less = fallbacks.shift()
+      if (!isRefusedAsTooMuch(err) || !less) throw err
       job.log.info('the coordinator refused the completion: it is sent again with less', {
-        without: 'detail' in next ? 'the observation' : 'the output tail',
+        without: less.without,
       })
-      sending = next
+      if (sending.next !== undefined) job.deps.next?.refused()
+      sending = less.body
     }
   }
 }

@@ -29,6 +29,19 @@ export interface DispatchDeps {
   // with an identity: something of the dispatch could not be removed, so the slot must claim no more
   // (its next agent, of the same uid, would find it)
   retire?: (why: string) => void
+  // without an identity: the slot's next dispatch is asked for with the completion (nothing is swept
+  // between one dispatch's end and the next claim), one request where there were two
+  next?: NextClaim
+}
+
+export interface NextClaim {
+  // what the completion asks for; undefined when the slot takes no other (stopping, its last dispatch,
+  // a coordinator that refused `next`)
+  ask(): { workerId: string; labels?: string[] } | undefined
+  // the claim the completion was answered with
+  handed(claim: unknown): void
+  // the coordinator refused the field (a version before it): it is not asked for again
+  refused(): void
 }
 
 export type Ending = 'succeeded' | 'failed' | 'setup_failed' | 'preflight_failed' | 'cancelled' | 'abandoned'

@@ -4,7 +4,7 @@ import { readClaim } from './claim.js'
 import type { WorkerConfig } from './config.js'
 import { cpuSeconds } from './cpu.js'
 import { type AgentIdentity, slotIdentities, slotIdentity, swept } from './identity.js'
-import type { DispatchDeps, Ending } from './job.js'
+import type { DispatchDeps, Ending, NextClaim } from './job.js'
 import { removeLeftovers, removeStaleDispatches, sharedDirs } from './leftovers.js'
 import { runDispatch } from './lifecycle.js'
 import type { WorkerLog } from './log.js'
@@ -68,30 +68,56 @@ export function startWorker(
     const retire = (why: string) => {
       retired ??= why
     }
-    const deps = { ...dispatchDeps, log, ...(identity ? { identity, retire } : {}) }
+    // The claim the last completion was answered with (`next`), and whether the slot asked for one:
+    // a place among the claims is taken when it asks, given back when none came.
+    let handed: unknown
+    let asked = false
+    let asks = true
+    const next: NextClaim = {
+      ask() {
+        if (!asks || stopping.signal.aborted || !mayTake()) return undefined
+        taken++
+        asked = true
+        return { workerId: opts.workerId, ...(opts.labels?.length ? { labels: [...opts.labels] } : {}) }
+      },
+      handed: (claim) => {
+        handed = claim
+      },
+      refused: () => {
+        asks = false
+      },
+    }
+    // With an identity the slot's uid is swept between a dispatch's end and the next claim: no `next`.
+    const deps = { ...dispatchDeps, log, ...(identity ? { identity, retire } : { next }) }
     const stopped = (why: string) => {
       log.error('slot out of service, claims no more', { why })
       metrics?.outOfService()
     }
     while (!stopping.signal.aborted) {
       if (retired) return stopped(retired)
-      if (opts.maxDispatches !== undefined && taken >= opts.maxDispatches) return
+      const got = handed
+      handed = undefined
+      if (asked && got === undefined) taken--
+      asked = false
+      if (got === undefined && !mayTake()) return
       // Before the slot's first claim, nothing of its uid is left by a worker that died: no process (none
       // can change the next dispatch's workspace), no entry in a shared directory, no IPC object, none of
       // its dispatches' directories in the workdir. After that each dispatch's end sees to it, and a slot
       // where that fails is retired: nothing runs as the uid between a dispatch's end and the next claim.
       if (identity && !startedClean && !(await startClean(identity, stopped))) return
       startedClean = true
-      taken++
-      let answer: unknown
-      try {
-        answer = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal, opts.labels)
-        failures = 0
-      } catch (err) {
-        taken--
-        if (isRefused(err)) return refuse(err)
-        await backOff(err, ++failures)
-        continue
+      let answer = got
+      if (answer === undefined) {
+        taken++
+        try {
+          answer = await deps.api.claim(opts.workerId, opts.waitMs, stopping.signal, opts.labels)
+          failures = 0
+        } catch (err) {
+          taken--
+          if (isRefused(err)) return refuse(err)
+          await backOff(err, ++failures)
+          continue
+        }
       }
       if (answer === undefined) {
         taken--
@@ -107,7 +133,11 @@ export function startWorker(
       }
       const { id, attempt } = read.claim.dispatch
       const about = { dispatchId: id, attempt }
-      log.info('claimed dispatch', { ...about, step: 'claim' })
+      log.info('claimed dispatch', {
+        ...about,
+        step: 'claim',
+        ...(got === undefined ? {} : { with: 'completion' }),
+      })
       if (!read.ok)
         log.warn('the claim does not read', { ...about, step: 'claim', problem: read.claim.problem })
       metrics?.busy(1)
@@ -116,7 +146,13 @@ export function startWorker(
       metrics?.ended(ending)
       log.info('dispatch ended', { ...about, step: 'end', ending })
     }
+    // stopping: a dispatch claimed with the last completion is not started; its lease lapses and it is
+    // queued again for another attempt
+    if (handed !== undefined)
+      log.info('stopping: the dispatch claimed with the last completion is left to lapse')
   }
+
+  const mayTake = () => opts.maxDispatches === undefined || taken < opts.maxDispatches
 
   async function startClean(identity: AgentIdentity, stopped: (why: string) => void): Promise<boolean> {
     if (!(await sweepBefore(identity, stopped))) return false

@@ -320,6 +320,9 @@ export const CompleteRequest = z
     // a worker that observes: what setup and the agent used, and what of it no requirement declares
     observed: Observed.optional(),
     undeclared: UndeclaredList.optional(),
+    // a worker whose slot is free again asks for its next dispatch in the same request: the answer's
+    // `next` is a claim (as `POST /v1/worker/claim` answers it, never waiting), absent when none was free
+    next: ClaimRequest.omit({ waitMs: true }).optional(),
   })
   .superRefine((body, ctx) => {
     if (body.status === 'setup_failed') {
@@ -358,7 +361,11 @@ export type CancelledExit = Pick<
 >
 export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> &
   Pick<CompleteRequest, 'detail' | 'exitCode' | 'outputDropped' | Observation>
-export const CompleteResponse = z.object({ id: z.uuid(), status: DispatchStatus })
+export const CompleteResponse = z.object({
+  id: z.uuid(),
+  status: DispatchStatus,
+  next: ClaimResponse.optional().describe('the next dispatch claimed for the worker, when it asked'),
+})
 export type CompleteResponse = z.infer<typeof CompleteResponse>
 
 // --- tokens ----------------------------------------------------------------------------------

@@ -38,6 +38,9 @@ export function cycleReport(workerId: string) {
 
 type Step = 'create' | 'claim' | 'report' | 'complete'
 
+// BENCH_CYCLE_NEXT=0: every cycle claims with a request of its own, as workers before `next` did.
+export const CYCLE_NEXT = process.env.BENCH_CYCLE_NEXT !== '0'
+
 interface CycleOptions {
   url: string
   // The coordinator's pid and the benchmark database, whose CPU time is measured.
@@ -50,6 +53,8 @@ interface CycleOptions {
   rounds: number
   // unmeasured cycles first (2000)
   warmUpMs?: number
+  // the workers ask for their next dispatch with each completion (default), where the build takes it
+  next?: boolean
 }
 
 // Registers the definition, warms up for 2 s (warmUpMs) (JIT, pools, plan caches: not counted), then runs
@@ -58,7 +63,14 @@ export async function measureCycles(opts: CycleOptions) {
   const call = caller(opts.url, opts.tokens)
   await call('orchestrator', 'POST', '/v1/subagents', definition)
   const timings: Record<Step, number[]> = { create: [], claim: [], report: [], complete: [] }
-  await runWorkers(call, opts.workers, performance.now() + (opts.warmUpMs ?? 2000), {
+  const workers: Workers = { count: opts.workers, next: opts.next ?? CYCLE_NEXT, held: new Map() }
+  // A busy fleet's queue holds a few dispatches: a completion that asks for the next one finds one.
+  for (let i = 0; i < 2 * opts.workers; i++)
+    await call('orchestrator', 'POST', '/v1/dispatches', {
+      subagent: definition.name,
+      workspace: { repo: 'bench' },
+    })
+  await runWorkers(call, workers, performance.now() + (opts.warmUpMs ?? 2000), {
     create: [],
     claim: [],
     report: [],
@@ -67,16 +79,20 @@ export async function measureCycles(opts: CycleOptions) {
   const sample = () => sampleCpu(opts.pid, opts.database)
   const windowMs = (opts.seconds * 1000) / opts.rounds
   const cycles = await measureWindows(opts.rounds, sample, () =>
-    runWorkers(call, opts.workers, performance.now() + windowMs, timings),
+    runWorkers(call, workers, performance.now() + windowMs, timings),
   )
-  return { cycles, timings, sample, windowMs }
+  return { cycles, timings, sample, windowMs, next: workers.next }
 }
 
 export async function runCycleBench(opts: CycleOptions): Promise<void> {
-  const { cycles, timings, sample, windowMs } = await measureCycles(opts)
+  const { cycles, timings, sample, windowMs, next } = await measureCycles(opts)
   const floor = await measureWindows(3, sample, () => healthzRate(opts.url, opts.workers, 1000))
   console.log(
     `\n## full cycles, ${opts.workers} concurrent HTTP workers, ${opts.rounds} windows of ${(windowMs / 1000).toFixed(1)} s`,
+  )
+  const requests = Object.values(timings).reduce((n, ms) => n + ms.length, 0)
+  console.log(
+    `  ${next ? 'the next dispatch claimed by each completion (next)' : 'a claim request each cycle'}: ${(requests / timings.complete.length).toFixed(2)} requests a cycle`,
   )
   console.log(`  cycles: ${cycles.units}   cycles/s: ${cycles.rate.toFixed(0)} (windows ${cycles.rates})`)
   console.log(`  CPU per cycle, least disturbed window: ${formatCpu(cycles.best, 1)}`)
@@ -117,14 +133,33 @@ async function healthzRate(url: string, clients: number, ms: number) {
   return requests
 }
 
-async function runWorkers(call: Call, workers: number, until: number, timings: Record<Step, number[]>) {
+// How the workers end a dispatch: asking for the next one in the completion (`next`, where the
+// coordinator takes it), or a completion and then a claim of their own, as before `next` was there.
+export interface Workers {
+  count: number
+  next: boolean
+  // the claim each worker holds between windows: the one its last completion was answered with
+  held: Map<number, Claimed>
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the benchmark reads a few known fields of each answer
+type Claimed = any
+
+async function runWorkers(call: Call, workers: Workers, until: number, timings: Record<Step, number[]>) {
   const counts = await Promise.all(
-    Array.from({ length: workers }, (_, w) => workerLoop(call, `bench-worker-${w}`, until, timings)),
+    Array.from({ length: workers.count }, (_, w) => workerLoop(call, w, workers, until, timings)),
   )
   return counts.reduce((a, b) => a + b, 0)
 }
 
-async function workerLoop(call: Call, workerId: string, until: number, timings: Record<Step, number[]>) {
+async function workerLoop(
+  call: Call,
+  w: number,
+  workers: Workers,
+  until: number,
+  timings: Record<Step, number[]>,
+) {
+  const workerId = `bench-worker-${w}`
   let cycles = 0
   const timed = async <T>(step: Step, work: () => Promise<T>) => {
     const started = performance.now()
@@ -139,20 +174,35 @@ async function workerLoop(call: Call, workerId: string, until: number, timings: 
         workspace: { repo: 'bench' },
       }),
     )
-    const claimed = await timed('claim', () =>
-      call('worker', 'POST', '/v1/worker/claim', { workerId, waitMs: 1000 }),
-    )
+    const claimed =
+      workers.held.get(w) ??
+      (await timed('claim', () => call('worker', 'POST', '/v1/worker/claim', { workerId, waitMs: 1000 })))
+    workers.held.delete(w)
     if (!claimed) continue
     const { id, attempt } = claimed.dispatch
     const fence = { attempt, leaseToken: claimed.lease.token }
     const report = cycleReport(workerId)
     await timed('report', () => call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report }))
-    await timed('complete', () =>
-      call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1 }),
+    const done = await timed('complete', () =>
+      complete(call, id, { ...fence, exitCode: 0, durationMs: 1 }, workers, workerId),
     )
+    if (done.next) workers.held.set(w, done.next)
     cycles++
   }
   return cycles
+}
+
+// A build from before `next` refuses the field (400): the run goes on without it.
+async function complete(call: Call, id: string, body: object, workers: Workers, workerId: string) {
+  const path = `/v1/dispatches/${id}/complete`
+  if (!workers.next) return call('worker', 'POST', path, body)
+  try {
+    return await call('worker', 'POST', path, { ...body, next: { workerId } })
+  } catch (err) {
+    if (!/HTTP 400/.test(String(err))) throw err
+    workers.next = false
+    return call('worker', 'POST', path, body)
+  }
 }
 
 // JSON over node:http with keep-alive: fetch (undici) costs the client several times more CPU per

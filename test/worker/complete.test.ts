@@ -6,7 +6,7 @@ import { type AgentExit, MAX_DETAIL_CHARS } from '../../src/contract/index.js'
 import { type Api, ApiError, LeaseLostError } from '../../worker/api.js'
 import { complete } from '../../worker/complete.js'
 import { workerConfig } from '../../worker/config.js'
-import { type Job, openJob } from '../../worker/job.js'
+import { type Job, type NextClaim, openJob } from '../../worker/job.js'
 import { workerClaim } from '../support/fixtures.js'
 import { recordingLog } from '../support/log.js'
 import { GIT } from '../support/worker-git.js'
@@ -17,7 +17,7 @@ afterEach(async () => {
 })
 
 // A job whose coordinator answers each completion with `answer` (a throw is a refusal).
-function jobAnswering(answer: (exit: AgentExit) => unknown) {
+function jobAnswering(answer: (exit: AgentExit) => unknown, next?: NextClaim) {
   const sent: AgentExit[] = []
   const api = {
     complete: async (_fence: unknown, exit: AgentExit) => {
@@ -32,6 +32,7 @@ function jobAnswering(answer: (exit: AgentExit) => unknown) {
     config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: new AbortController().signal,
+    ...(next ? { next } : {}),
   })
   opened.push(job)
   return { job, sent }
@@ -88,6 +89,36 @@ describe('complete', () => {
       { exitCode: 127, durationMs: 40, detail: 'pnpm: not found', observed, undeclared },
       { exitCode: 127, durationMs: 40, detail: 'pnpm: not found' },
     ])
+  })
+
+  it('asks for the next dispatch when the slot takes one, and hands the claim it was answered with over', async () => {
+    const told: string[] = []
+    const next: NextClaim = {
+      ask: () => ({ workerId: 'w', labels: ['gpu'] }),
+      handed: (claim) => told.push(`handed ${JSON.stringify(claim)}`),
+      refused: () => told.push('refused'),
+    }
+    const { job, sent } = jobAnswering((exit) => ({ ...failed(exit), next: { claimed: 'x' } }), next)
+    expect(await complete(job, { exitCode: 0, durationMs: 1 }, undefined)).toBe('succeeded')
+    expect(sent).toEqual([{ exitCode: 0, durationMs: 1, next: { workerId: 'w', labels: ['gpu'] } }])
+    expect(told).toEqual(['handed {"claimed":"x"}'])
+  })
+
+  it('sends the exit again without next, keeping its tail, to a coordinator from before next', async () => {
+    const told: string[] = []
+    const next: NextClaim = {
+      ask: () => ({ workerId: 'w' }),
+      handed: () => told.push('handed'),
+      refused: () => told.push('refused'),
+    }
+    const { job, sent } = jobAnswering((exit) => ('next' in exit ? refused() : failed(exit)), next)
+    expect(await complete(job, { exitCode: 0, durationMs: 1, tail: 'ok' }, undefined)).toBe('succeeded')
+    expect(sent).toEqual([
+      { exitCode: 0, durationMs: 1, detail: 'ok', next: { workerId: 'w' } },
+      { exitCode: 0, durationMs: 1, detail: 'ok' },
+    ])
+    // the slot asks no more
+    expect(told).toEqual(['refused'])
   })
 
   it('sends nothing again for a refusal a tail did not cause', async () => {

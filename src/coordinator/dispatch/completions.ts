@@ -89,7 +89,7 @@ function requiredFor(req: CompleteRequest): DispatchStatus {
 // The stored completion (without `at`): the request's outcome with the status it leads to. A failed agent
 // that used a program no requirement declares, and that was not there, failed for that reason.
 function completionOf(req: CompleteRequest): Omit<Completion, 'at'> {
-  const { attempt: _a, leaseToken: _t, status: _s, ...outcome } = req
+  const { attempt: _a, leaseToken: _t, status: _s, next: _n, ...outcome } = req
   const status = req.status ?? (req.exitCode === 0 && req.reason === undefined ? 'succeeded' : 'failed')
   const undeclared =
     status === 'failed' && req.reason === undefined && hasMissingProgram(req.undeclared)

@@ -11,10 +11,11 @@ import { InvalidCursorError } from '../db/cursor.js'
 import { errorCodes, isUnavailable, SOCKET_CODES } from '../db/unreachable.js'
 import { DispatchError } from '../dispatch/errors.js'
 import { requireRole } from './auth.js'
+import type { Deadline } from './deadline.js'
 import { ApiError, ErrorCode, fromDispatchError } from './errors.js'
 
 export type AppEnv = {
-  Variables: { role: Role; tokenId: number; requestId: string; deadline: AbortSignal }
+  Variables: { role: Role; tokenId: number; requestId: string; deadline: Deadline }
 }
 
 export function createRouter() {

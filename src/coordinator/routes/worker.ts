@@ -83,7 +83,8 @@ const complete = authedRoute(['worker'], {
   path: '/v1/dispatches/{id}/complete',
   tags: ['worker'],
   operationId: 'completeDispatch',
-  summary: 'Finish the attempt: the agent’s exit, or a setup failure (worker, fenced)',
+  summary:
+    'Finish the attempt: the agent’s exit, or a setup failure; with `next`, claim the next dispatch (worker, fenced)',
   request: { params: DispatchId, body: jsonBody(CompleteRequest) },
   responses: { 200: jsonResponse(CompleteResponse, 'the final status'), ...fencedErrors },
 })
@@ -99,10 +100,7 @@ export const workerRoutes = (deps: Deps) =>
       const got = await holding(c, deps.longPolls, wait, () => claimWithin(deps, req, wait, gone))
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
-      const { id, attempt } = got.dispatch
-      deps.hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
-      deps.watch.changed(id)
-      return c.json(got, 200)
+      return c.json(claimed(deps, got), 200)
     })
     .openapi(heartbeat, async (c) => {
       const { id } = c.req.valid('param')
@@ -132,12 +130,38 @@ export const workerRoutes = (deps: Deps) =>
     })
     .openapi(complete, async (c) => {
       const { id } = c.req.valid('param')
-      const { answer, written } = await completeDispatch(deps.db.orm, id, scrubNul(c.req.valid('json')))
+      const body = scrubNul(c.req.valid('json'))
+      const { answer, written } = await completeDispatch(deps.db.orm, id, body)
       if (written) deps.metrics.recordEnded(written.status, written.reason)
       deps.endings.wake()
       deps.watch.changed(id)
-      return c.json(answer, 200)
+      const next = body.next && (await claimAfter(deps, body.next))
+      return c.json(next ? { ...answer, next } : answer, 200)
     })
+
+// What every claim does once it holds a dispatch: the preflight report's check keeps its definition,
+// and readers waiting on the dispatch look again.
+function claimed(deps: Deps, got: ClaimResponse): ClaimResponse {
+  const { id, attempt } = got.dispatch
+  deps.hints.remember(id, attempt, got.lease.token, { contextRequires: got.subagent.contextRequires })
+  deps.watch.changed(id)
+  return got
+}
+
+// The next dispatch a completion asked for, claimed without waiting. The completion is stored already:
+// a claim that fails answers it without `next`, and the worker claims as it would have.
+async function claimAfter(deps: Deps, worker: NonNullable<CompleteRequest['next']>) {
+  try {
+    const got = await claimNext(deps.db.orm, worker, deps.config.leaseMs, deps.config.priorityAgingMs)
+    return got && claimed(deps, got)
+  } catch (err) {
+    deps.log.warn('the claim asked for with a completion failed; answered without one', {
+      workerId: worker.workerId,
+      why: err instanceof Error ? err.message : String(err),
+    })
+    return undefined
+  }
+}
 
 // Claims at once, else waits up to waitMs (capped): woken when a dispatch is queued or requeued (here,
 // or on another coordinator through NOTIFY), looking again every claimPollMs only as a safety net.
