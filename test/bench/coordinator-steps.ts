@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type postgres from 'postgres'
+import { type CpuSample, type CpuSpent, cpuSince } from './coordinator-cpu.js'
 import { type Call, cycleReport, definition } from './coordinator-cycles.js'
 
 export interface Counters {
@@ -23,10 +24,30 @@ export interface Counters {
 // PostgreSQL flushes an idle backend's pending statistics within 10 s (PGSTAT_IDLE_INTERVAL).
 export const SETTLE_MS = 11_000
 
-export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; cycles: number }) {
+export async function runStepAccounting(opts: {
+  call: Call
+  sql: postgres.Sql
+  cycles: number
+  // the coordinator's CPU and its database's backends', read around each batch
+  cpu: () => CpuSample
+}) {
   const { call, sql, cycles } = opts
   const read = () => readCounters(sql)
-  const claimed: { id: string; fence: { attempt: number; leaseToken: string } }[] = []
+  type Claimed = { id: string; fence: { attempt: number; leaseToken: string } }
+  const claimed: Claimed[] = []
+  const create = () =>
+    call('orchestrator', 'POST', '/v1/dispatches', {
+      subagent: definition.name,
+      workspace: { repo: 'bench' },
+    })
+  const claimOne = async (workerId = 'steps') => {
+    const { dispatch, lease } = await call('worker', 'POST', '/v1/worker/claim', { workerId, waitMs: 0 })
+    claimed.push({ id: dispatch.id, fence: { attempt: dispatch.attempt, leaseToken: lease.token } })
+  }
+  const report = ({ id, fence }: Claimed) =>
+    call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report: cycleReport('steps') })
+  const completion = ({ id, fence }: Claimed, next?: object) =>
+    call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1, ...next })
   const nth = (i: number) => {
     const one = claimed[i]
     if (!one) throw new Error(`claim ${i} got no dispatch`)
@@ -34,50 +55,15 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
   }
   // the i-th request of each kind: the report and the complete of the i-th claimed dispatch
   const steps: [string, (i: number) => Promise<unknown>][] = [
-    [
-      'create',
-      () =>
-        call('orchestrator', 'POST', '/v1/dispatches', {
-          subagent: definition.name,
-          workspace: { repo: 'bench' },
-        }),
-    ],
-    [
-      'claim',
-      async () => {
-        const { dispatch, lease } = await call('worker', 'POST', '/v1/worker/claim', {
-          workerId: 'steps',
-          waitMs: 0,
-        })
-        claimed.push({ id: dispatch.id, fence: { attempt: dispatch.attempt, leaseToken: lease.token } })
-      },
-    ],
-    [
-      'report',
-      (i) => {
-        const { id, fence } = nth(i)
-        return call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, {
-          ...fence,
-          report: cycleReport('steps'),
-        })
-      },
-    ],
-    [
-      'complete',
-      (i) => {
-        const { id, fence } = nth(i)
-        return call('worker', 'POST', `/v1/dispatches/${id}/complete`, {
-          ...fence,
-          exitCode: 0,
-          durationMs: 1,
-        })
-      },
-    ],
+    ['create', create],
+    ['claim', () => claimOne()],
+    ['report', (i) => report(nth(i))],
+    ['complete', (i) => completion(nth(i))],
   ]
   await call('orchestrator', 'POST', '/v1/subagents', definition)
   const rows: string[] = []
   const dumps: string[] = []
-  for (const [step, request] of steps) {
+  const batch = async (step: string, request: (i: number) => Promise<unknown>) => {
     await sleep(SETTLE_MS)
     const before = await read()
     for (let i = 0; i < cycles; i++) await request(i)
@@ -88,6 +74,24 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
     rows.push(formatRow(step, d, cycles))
     if (process.env.BENCH_WALDUMP) dumps.push(await walRecords(step, before.lsn, after.lsn, cycles))
   }
+  for (const [step, request] of steps) await batch(step, request)
+  // A completion that claims the next dispatch (`next`), where the build takes it: against a
+  // completion and a claim above. Its dispatches are created, claimed and reported first, unmeasured,
+  // and as many again queued for the completions to claim (one more of each for the first, which asks
+  // whether the build takes `next`).
+  const more = claimed.length
+  for (let i = 0; i <= cycles; i++) await create().then(() => claimOne())
+  for (let i = 0; i <= cycles; i++) await report(nth(more + i))
+  for (let i = 0; i <= cycles; i++) await create()
+  const takesNext = await completion(nth(more), { next: { workerId: 'steps' } }).then(
+    (done) => done?.next !== undefined,
+    () => false,
+  )
+  if (takesNext)
+    await batch('complete with next', async (i) => {
+      const done = await completion(nth(more + 1 + i), { next: { workerId: 'steps' } })
+      if (!done?.next) throw new Error(`complete with next ${i} claimed nothing`)
+    })
   console.log(`\n## what each request writes (${cycles} of each, one at a time, per request)`)
   console.log(
     '  | request | commits | rows inserted | updated | deleted | WAL | rows by table (ins/upd/del) |',
@@ -95,6 +99,62 @@ export async function runStepAccounting(opts: { call: Call; sql: postgres.Sql; c
   console.log('  | --- | --- | --- | --- | --- | --- | --- |')
   for (const row of rows) console.log(`  ${row}`)
   for (const dump of dumps) console.log(dump)
+  await cpuPerRequest(opts, takesNext)
+}
+
+// The CPU of each kind of request, one at a time: three rounds of a batch of each kind back to back
+// (no pause between batches: a coordinator idle for seconds answers its next requests slower), the
+// least of the three per kind.
+async function cpuPerRequest(opts: Parameters<typeof runStepAccounting>[0], takesNext: boolean) {
+  const { call, cycles } = opts
+  const least = new Map<string, CpuSpent>()
+  const measure = async (kind: string, request: (i: number) => Promise<unknown>) => {
+    const before = opts.cpu()
+    for (let i = 0; i < cycles; i++) await request(i)
+    const spent = cpuSince(before, opts.cpu())
+    const was = least.get(kind)
+    if (!was || spent.coordinator + spent.postgres < was.coordinator + was.postgres) least.set(kind, spent)
+  }
+  const fenceOf = (c: { dispatch: { id: string; attempt: number }; lease: { token: string } }) => ({
+    id: c.dispatch.id,
+    fence: { attempt: c.dispatch.attempt, leaseToken: c.lease.token },
+  })
+  const create = () =>
+    call('orchestrator', 'POST', '/v1/dispatches', {
+      subagent: definition.name,
+      workspace: { repo: 'bench' },
+    })
+  const claim = async () =>
+    fenceOf(await call('worker', 'POST', '/v1/worker/claim', { workerId: 'cpu', waitMs: 0 }))
+  const report = ({ id, fence }: { id: string; fence: object }) =>
+    call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report: cycleReport('cpu') })
+  const complete = ({ id, fence }: { id: string; fence: object }, next?: object) =>
+    call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1, ...next })
+  for (let round = 0; round < 3; round++) {
+    await measure('GET /healthz (the floor)', () => call('orchestrator', 'GET', '/healthz', undefined))
+    await measure('create', create)
+    const held: { id: string; fence: object }[] = []
+    await measure('claim', async () => held.push(await claim()))
+    await measure('report', (i) => report(held[i] as (typeof held)[number]))
+    await measure('complete', (i) => complete(held[i] as (typeof held)[number]))
+    if (!takesNext) continue
+    held.length = 0
+    for (let i = 0; i < cycles; i++) held.push(await create().then(claim))
+    for (const h of held) await report(h)
+    for (let i = 0; i < cycles; i++) await create()
+    await measure('complete with next', (i) =>
+      complete(held[i] as (typeof held)[number], { next: { workerId: 'cpu' } }),
+    )
+  }
+  console.log(
+    `\n## CPU of each request, one at a time (${cycles} of each, the least of 3 rounds, ms per request)`,
+  )
+  console.log('  | request | coordinator | postgres backends |')
+  console.log('  | --- | --- | --- |')
+  for (const [kind, spent] of least)
+    console.log(
+      `  | ${kind} | ${(spent.coordinator / cycles).toFixed(3)} | ${(spent.postgres / cycles).toFixed(3)} |`,
+    )
 }
 
 // BENCH_WALDUMP=<the cluster's pg_wal directory> (PG_WALDUMP: the program, else pg_waldump on PATH): the

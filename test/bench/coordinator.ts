@@ -15,6 +15,7 @@ import type { Role } from '../../src/contract/index.js'
 import { connectPostgres } from '../../src/coordinator/db/client.js'
 import { runBaselineComparison } from './coordinator-baseline.js'
 import { runClaimBench } from './coordinator-claims.js'
+import { sampleCpu } from './coordinator-cpu.js'
 import { caller, runCycleBench } from './coordinator-cycles.js'
 import { generateHistory, REPORTS, REQUIREMENTS } from './coordinator-data.js'
 import { generateDispatches, runListBench } from './coordinator-dispatches.js'
@@ -77,7 +78,12 @@ async function main() {
     console.log(`# preflight coordinator benchmark (node ${process.version}, database ${name})`)
     // BENCH_STEP_CYCLES=0: without the table of what each request writes.
     if (STEP_CYCLES > 0)
-      await runStepAccounting({ call: caller(server.url, tokens), sql, cycles: STEP_CYCLES })
+      await runStepAccounting({
+        call: caller(server.url, tokens),
+        sql,
+        cycles: STEP_CYCLES,
+        cpu: () => sampleCpu(server.pid, name),
+      })
     if (CYCLE_SECONDS > 0)
       await runCycleBench({
         url: server.url,
