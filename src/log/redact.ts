@@ -15,7 +15,8 @@ const SECRET_KEY =
 // Values this short would blank out ordinary words; tokens are at least 16 characters.
 const MIN_SECRET_LENGTH = 8
 
-export type Redact = (line: string) => string
+// `known`: only the process's own secrets replaced, for a line no pattern can match.
+export type Redact = ((line: string) => string) & { known(line: string): string }
 
 // `secrets`: values known to this process (its token, the bootstrap tokens), replaced as they are and
 // as JSON escapes them.
@@ -27,12 +28,17 @@ export function redactor(secrets: readonly string[] = []): Redact {
         .flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]),
     ),
   ].sort((a, b) => b.length - a.length)
-  return (line) => {
+  const withoutKnown = (line: string) => {
     let out = line
-      .replace(URL_USERINFO, `$1${REDACTED}@`)
-      .replace(BEARER, `$1${REDACTED}`)
-      .replace(SECRET_KEY, `"$1":"${REDACTED}"`)
     for (const secret of known) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
     return out
   }
+  const redact = (line: string) =>
+    withoutKnown(
+      line
+        .replace(URL_USERINFO, `$1${REDACTED}@`)
+        .replace(BEARER, `$1${REDACTED}`)
+        .replace(SECRET_KEY, `"$1":"${REDACTED}"`),
+    )
+  return Object.assign(redact, { known: withoutKnown })
 }

@@ -52,6 +52,24 @@ describe('the log', () => {
     expect(records()[1]).not.toHaveProperty('dispatchId')
   })
 
+  it('writes a plain record as the same line info() writes, below its level nothing, and never a known secret', () => {
+    const { log, lines } = capture({ level: 'info' })
+    const fields = { reqId: 'r-1', method: 'POST', route: '/v1/x/:id', status: 201, durationMs: 1.5 }
+    log.info('request', fields)
+    log.plain?.('info', 'request', fields)
+    log.plain?.('debug', 'request', fields)
+    log.plain?.('info', 'request', { ...fields, reqId: TOKEN })
+    expect(lines).toHaveLength(3)
+    const [viaInfo, viaPlain, secret] = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(Object.keys(viaPlain ?? {})).toEqual(Object.keys(viaInfo ?? {}))
+    expect({ ...viaPlain, time: 0 }).toEqual({ ...viaInfo, time: 0 })
+    expect(Date.parse(String(viaPlain?.time))).toBeGreaterThan(0)
+    expect(lines[2]).not.toContain(TOKEN)
+    expect(secret?.reqId).toBe('[redacted]')
+    // the pretty form has no plain path: its caller writes with info()
+    expect(capture({ format: 'pretty' }).log.plain).toBeUndefined()
+  })
+
   it('writes nothing below its level', () => {
     const { log, records } = capture({ level: 'warn' })
     log.debug('d')

@@ -16,16 +16,17 @@ export function accessLog(log: Log): MiddlewareHandler<AppEnv> {
       const route = routeOf(c)
       const status = c.res.status
       const fields = {
+        // letters, digits, "_", "-" and "=" (app.ts), the method Node's parser read, a route pattern
         reqId: c.get('requestId'),
         method: c.req.method,
         route,
         status,
         durationMs: Math.round((performance.now() - started) * 10) / 10,
-        ...(status >= 500 && c.error ? { err: c.error } : {}),
       }
-      if (status >= 500) log.error('request', fields)
-      else if (PROBES.has(route)) log.debug('request', fields)
-      else log.info('request', fields)
+      const level = PROBES.has(route) ? 'debug' : 'info'
+      if (status >= 500) log.error('request', { ...fields, ...(c.error ? { err: c.error } : {}) })
+      else if (log.plain) log.plain(level, 'request', fields)
+      else log[level]('request', fields)
     }
   }
 }
