@@ -21,6 +21,7 @@ export {
   ApiError,
   backoffMs,
   type DispatchFence,
+  isRetryable,
   LeaseLostError,
   type OnRetry,
   type RetryAbout,
@@ -73,11 +74,18 @@ export function createApi(opts: ApiOptions) {
     // The answer is whatever arrived: only lifecycle.ts decides what it means.
     report: (f: DispatchFence, report: PreflightReport, signal?: AbortSignal): Promise<unknown> =>
       client.putPreflightReport(f, report, about(f, 'report', signal)),
+    // `once`: one try, for a completion that asks for the next dispatch: a retry after a lost answer
+    // would claim again, and each lost answer leaves a dispatch claimed for nobody until its lease lapses
     complete: (
       f: DispatchFence,
       completion: AgentExit & Pick<CompleteRequest, 'next'>,
       signal?: AbortSignal,
-    ) => client.completeDispatch(f, completion, about(f, 'complete', signal)),
+      once = false,
+    ) =>
+      client.completeDispatch(f, completion, {
+        ...about(f, 'complete', signal),
+        ...(once ? { retry: false } : {}),
+      }),
     // What the worker had when the dispatch was cancelled: kept by the cancelled dispatch.
     cancelled: (f: DispatchFence, had: CancelledExit, signal?: AbortSignal) =>
       client.completeDispatch(f, { status: 'cancelled', ...had }, about(f, 'cancelled', signal)),

@@ -8,9 +8,17 @@ import {
   MAX_DETAIL_CHARS,
 } from '../src/contract/index.js'
 import type { AgentRun } from './agent.js'
-import { type Api, ApiError } from './api.js'
+import { type Api, ApiError, isRetryable } from './api.js'
 import type { Fenced } from './claim.js'
-import { begin, type Ending, ensureActive, type Failure, type Job, type ProgramHad } from './job.js'
+import {
+  begin,
+  type Ending,
+  ensureActive,
+  type Failure,
+  type Job,
+  type NextRequest,
+  type ProgramHad,
+} from './job.js'
 
 // What a dispatch has so far, written to it when it is cancelled: the baseline once taken, the exit and
 // the output's tail of the program (setup, agent) that was stopped or ran last.
@@ -31,8 +39,9 @@ export async function complete(job: Job, run: AgentRun, base: Baseline | undefin
     ...observed(job),
   }
   const next = job.deps.next?.ask()
-  const answer = await sendExit(job, next ? { ...completion, next } : completion)
-  if (answer?.next) job.deps.next?.handed(answer.next)
+  const answer = await sendExit(job, completion, next)
+  // a claim is taken only when asked for: one the worker did not ask for would pass --max-dispatches
+  if (next && answer?.next) job.deps.next?.handed(answer.next)
   // a cancel that won the race: the dispatch keeps this completion as what it had
   if (answer?.status === 'cancelled') return 'cancelled'
   return run.exitCode === 0 && !run.reason ? 'succeeded' : 'failed'
@@ -83,38 +92,61 @@ export async function fault(job: Job<Fenced>, message: string): Promise<void> {
   }
 }
 
-// A completion the coordinator refuses as too much or unknown (400 invalid-request, 413; nothing stored)
-// is sent again with less, as an older coordinator takes it: first without asking for the next
-// dispatch, then without the observation, then without the output's tail too. Neither costs the completion.
-function sendExit(job: Job<Fenced>, completion: Parameters<Api['complete']>[1]): ReturnType<Api['complete']> {
-  return withLess(job, completion, (body) => job.deps.api.complete(job.fence, body, job.signal))
+// The agent's completion, sent under the worker's signal rather than the job's: it is fenced on the
+// coordinator, and a heartbeat answered 409 once the completion is stored (the dispatch has ended)
+// must not stop the request that stored it and lose its answer, with the next dispatch in it. With
+// `next`, one try; after a failure that may be retried, or a refusal, it is sent again without `next`,
+// as before, and as an older coordinator takes it.
+async function sendExit(
+  job: Job<Fenced>,
+  completion: AgentExit,
+  next: NextRequest | undefined,
+): ReturnType<Api['complete']> {
+  const signal = job.deps.signal
+  if (next)
+    try {
+      return await job.deps.api.complete(job.fence, { ...completion, next }, signal, true)
+    } catch (err) {
+      if (refusesNext(err)) {
+        job.log.info('the coordinator does not take next: the completion is sent again without it')
+        job.deps.next?.refused()
+      } else if (!isRetryable(err) && !isRefusedAsTooMuch(err)) throw err
+    }
+  return withLess(job, completion, (body) => job.deps.api.complete(job.fence, body, signal))
 }
 
+// A coordinator from before `next` refuses the key as unknown (400 invalid-request, nothing stored).
+const refusesNext = (err: unknown) =>
+  err instanceof ApiError &&
+  err.status === 400 &&
+  err.code === ErrorCode.InvalidRequest &&
+  /"next"/.test(`${err.message} ${JSON.stringify(err.details ?? null)}`)
+
+// A completion the coordinator refuses as too much or unknown (400 invalid-request, 413; nothing stored)
+// is sent again with less, as an older coordinator takes it: first without the observation, then
+// without the output's tail too. An observation never costs the completion.
 async function withLess<
-  B extends { detail?: string | undefined; observed?: unknown; undeclared?: unknown; next?: unknown },
+  B extends { detail?: string | undefined; observed?: unknown; undeclared?: unknown },
   R,
 >(job: Job<Fenced>, body: B, send: (body: B) => Promise<R>): Promise<R> {
-  const { next, ...alone } = body
-  const { observed, undeclared: _u, ...plain } = alone
+  const { observed, undeclared: _u, ...plain } = body
   const { detail, ...bare } = plain
   // each with less than the one before
   const fallbacks = [
-    ...(next === undefined ? [] : [{ body: alone as B, without: 'the next claim' }]),
-    ...(observed === undefined ? [] : [{ body: plain as B, without: 'the observation' }]),
-    ...(detail === undefined ? [] : [{ body: bare as B, without: 'the output tail' }]),
+    ...(observed === undefined ? [] : [plain as B]),
+    ...(detail === undefined ? [] : [bare as B]),
   ]
   let sending = body
   for (;;) {
     try {
       return await send(sending)
     } catch (err) {
-      const less = fallbacks.shift()
-      if (!isRefusedAsTooMuch(err) || !less) throw err
+      const next = fallbacks.shift()
+      if (!isRefusedAsTooMuch(err) || !next) throw err
       job.log.info('the coordinator refused the completion: it is sent again with less', {
-        without: less.without,
+        without: 'detail' in next ? 'the observation' : 'the output tail',
       })
-      if (sending.next !== undefined) job.deps.next?.refused()
-      sending = less.body
+      sending = next
     }
   }
 }

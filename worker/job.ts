@@ -34,13 +34,15 @@ export interface DispatchDeps {
   next?: NextClaim
 }
 
+export type NextRequest = { workerId: string; labels?: string[] }
+
 export interface NextClaim {
   // what the completion asks for; undefined when the slot takes no other (stopping, its last dispatch,
   // a coordinator that refused `next`)
-  ask(): { workerId: string; labels?: string[] } | undefined
+  ask(): NextRequest | undefined
   // the claim the completion was answered with
   handed(claim: unknown): void
-  // the coordinator refused the field (a version before it): it is not asked for again
+  // the coordinator refused the field (a version before it): no slot of the worker asks again
   refused(): void
 }
 

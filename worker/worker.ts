@@ -58,6 +58,8 @@ export function startWorker(
   const metrics = deps.metrics
   // claims made or under way: a slot takes its place before it asks, so slots together never exceed the limit
   let taken = 0
+  // false once the coordinator refused `next` (a version before it): no slot asks again
+  let coordinatorTakesNext = true
 
   async function slot(n: number): Promise<void> {
     let failures = 0
@@ -72,10 +74,9 @@ export function startWorker(
     // a place among the claims is taken when it asks, given back when none came.
     let handed: unknown
     let asked = false
-    let asks = true
     const next: NextClaim = {
       ask() {
-        if (!asks || stopping.signal.aborted || !mayTake()) return undefined
+        if (!coordinatorTakesNext || stopping.signal.aborted || !mayTake()) return undefined
         taken++
         asked = true
         return { workerId: opts.workerId, ...(opts.labels?.length ? { labels: [...opts.labels] } : {}) }
@@ -84,7 +85,7 @@ export function startWorker(
         handed = claim
       },
       refused: () => {
-        asks = false
+        coordinatorTakesNext = false
       },
     }
     // With an identity the slot's uid is swept between a dispatch's end and the next claim: no `next`.

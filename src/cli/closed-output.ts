@@ -1,6 +1,7 @@
 // A stdout or stderr whose reader went away (`preflight --help | head -1`, a log shipper that stopped)
 // ends the process quietly. Node ignores SIGPIPE, so such a write fails with EPIPE instead, and the
 // 'error' event it makes, with no listener, would end the process with a stack trace.
+import { flushLogs } from '../log/gather.js'
 
 // 128 + SIGPIPE (13): the status a shell shows for git or cat cut off by `| head`, which SIGPIPE ends.
 // A script with `set -o pipefail` then treats preflight as it treats them; 0 would say that all the
@@ -51,6 +52,7 @@ export function processOutputDeps(running: () => boolean): OutputDeps {
     stop: () => process.listenerCount('SIGTERM') > 0 && process.emit('SIGTERM', 'SIGTERM'),
     exit: (code) => process.exit(code),
     say: (line) => {
+      flushLogs()
       process.stderr.write(`preflight: ${line}\n`)
     },
   }

@@ -2,6 +2,7 @@
 // suggestions), then the chosen command's module is imported and run with the parsed values.
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
+import { flushLogs } from '../log/gather.js'
 import { processOutputDeps, watchOutput } from './closed-output.js'
 import { COMMANDS, type Flag, type Spec, type Values } from './commands.js'
 import { DURATION_FORMS } from './duration.js'
@@ -72,6 +73,8 @@ async function outcome(argv: string[], ran: (spec: Spec) => void): Promise<numbe
       return 2
     }
     const message = err instanceof Error ? err.message : String(err)
+    // the log lines that led to it first
+    flushLogs()
     process.stderr.write(`preflight: ${message}\n`)
     if (process.env.PREFLIGHT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`)
     return 1

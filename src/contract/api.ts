@@ -364,7 +364,8 @@ export type SetupFailure = Required<Pick<CompleteRequest, 'reason'>> &
 export const CompleteResponse = z.object({
   id: z.uuid(),
   status: DispatchStatus,
-  next: ClaimResponse.optional().describe('the next dispatch claimed for the worker, when it asked'),
+  // the next dispatch claimed for the worker, when it asked (`next`) and one was free
+  next: ClaimResponse.optional(),
 })
 export type CompleteResponse = z.infer<typeof CompleteResponse>
 

@@ -4,6 +4,7 @@ import { hostname } from 'node:os'
 import { pino } from 'pino'
 import { colours, wantsColour } from './colour.js'
 import { jsonWithoutControls, visible } from './controls.js'
+import { gathered } from './gather.js'
 import { prettyRecord } from './pretty.js'
 import { redactor } from './redact.js'
 
@@ -80,44 +81,11 @@ export function createLog(opts: LogOptions): Log {
     for (const key in fields) {
       const value = fields[key]
       // pino leaves an undefined field out
-      if (value !== undefined) line += `,"${key}":${JSON.stringify(value)}`
+      if (value !== undefined) line += `,${JSON.stringify(key)}:${JSON.stringify(value)}`
     }
-    put(redact.known(jsonWithoutControls(`${line},"msg":${JSON.stringify(msg)}}\n`)))
+    put(jsonWithoutControls(redact.known(`${line},"msg":${JSON.stringify(msg)}}\n`)))
   }
   return log
-}
-
-// Lines written together: once 16 KiB are waiting, 50 ms after the first of them, at once for a warning
-// or an error (with the lines before it), and when the process exits. A line a request was a write a
-// request, each a system call that wakes the log's reader: 3–4 % of the coordinator's CPU in the
-// benchmark (docs/logging.md). A process killed outright (SIGKILL, the OOM killer) loses the last 50 ms.
-const GATHER_MS = 50
-const GATHER_BYTES = 16_384
-const gatherers = new Set<() => void>()
-process.once('exit', () => {
-  for (const flush of gatherers) flush()
-})
-
-function gathered(sink: Sink) {
-  let waiting = ''
-  let timer: NodeJS.Timeout | undefined
-  const flush = () => {
-    clearTimeout(timer)
-    timer = undefined
-    if (waiting === '') return
-    const lines = waiting
-    waiting = ''
-    sink.write(lines)
-  }
-  gatherers.add(flush)
-  return {
-    flush,
-    write(line: string) {
-      waiting += line
-      if (waiting.length >= GATHER_BYTES) flush()
-      else timer ??= setTimeout(flush, GATHER_MS).unref()
-    },
-  }
 }
 
 // JSON lines unless both of the process's output streams are terminals: a person is reading.

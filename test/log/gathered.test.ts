@@ -5,6 +5,7 @@ import { execFile, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import { flushLogs, gathered } from '../../src/log/gather.js'
 import { waitFor } from '../support/wait.js'
 
 const LOG = fileURLToPath(new URL('../../src/log/log.ts', import.meta.url))
@@ -68,5 +69,15 @@ describe('the log gathered off a terminal', () => {
       child.stdin.end()
       await new Promise((resolve) => child.once('exit', resolve))
     }
+  })
+
+  it('writes what waits at once when asked: before a line written to stderr past the log (a fault)', () => {
+    const written: string[] = []
+    const out = gathered({ write: (lines: string) => written.push(lines) })
+    out.write('{"msg":"one"}\n')
+    out.write('{"msg":"two"}\n')
+    expect(written).toEqual([])
+    flushLogs()
+    expect(written).toEqual(['{"msg":"one"}\n{"msg":"two"}\n'])
   })
 })

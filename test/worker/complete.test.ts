@@ -111,14 +111,73 @@ describe('complete', () => {
       handed: () => told.push('handed'),
       refused: () => told.push('refused'),
     }
-    const { job, sent } = jobAnswering((exit) => ('next' in exit ? refused() : failed(exit)), next)
+    const { job, sent } = jobAnswering((exit) => {
+      if ('next' in exit) throw new ApiError(400, 'invalid-request', 'json: Unrecognized key: "next"')
+      return failed(exit)
+    }, next)
     expect(await complete(job, { exitCode: 0, durationMs: 1, tail: 'ok' }, undefined)).toBe('succeeded')
     expect(sent).toEqual([
       { exitCode: 0, durationMs: 1, detail: 'ok', next: { workerId: 'w' } },
       { exitCode: 0, durationMs: 1, detail: 'ok' },
     ])
-    // the slot asks no more
+    // no slot asks again
     expect(told).toEqual(['refused'])
+  })
+
+  it('keeps asking after a refusal next did not cause, and after a failure that may be retried', async () => {
+    for (const error of [
+      new ApiError(413, 'payload-too-large', 'the body is over 1 MiB'),
+      new ApiError(503, 'unavailable', 'the database is unavailable'),
+    ]) {
+      const told: string[] = []
+      const next: NextClaim = {
+        ask: () => ({ workerId: 'w' }),
+        handed: () => told.push('handed'),
+        refused: () => told.push('refused'),
+      }
+      const { job, sent } = jobAnswering((exit) => {
+        if ('next' in exit) throw error
+        return failed(exit)
+      }, next)
+      expect(await complete(job, { exitCode: 0, durationMs: 1 }, undefined)).toBe('succeeded')
+      // one try with next, then the completion alone
+      expect(sent).toEqual([
+        { exitCode: 0, durationMs: 1, next: { workerId: 'w' } },
+        { exitCode: 0, durationMs: 1 },
+      ])
+      expect(told).toEqual([])
+    }
+  })
+
+  it('is not stopped by the job: a heartbeat answered 409 once the completion is stored aborts the job, not the completion', async () => {
+    let stillGoing: boolean | undefined
+    const { job } = jobAnswering((exit) => {
+      // what the lease keeper does on a 409: the job's signal aborted while the completion is in flight
+      job.cancel()
+      return failed(exit)
+    })
+    const api = job.deps.api
+    const complete0 = api.complete
+    api.complete = (f, body, signal, once) => {
+      const answer = complete0(f, body, signal, once)
+      stillGoing = signal !== undefined && !signal.aborted && job.signal.aborted
+      return answer
+    }
+    await complete(job, { exitCode: 0, durationMs: 1 }, undefined)
+    expect(stillGoing).toBe(true)
+  })
+
+  it('takes no claim it did not ask for', async () => {
+    const told: string[] = []
+    const next: NextClaim = {
+      ask: () => undefined,
+      handed: () => told.push('handed'),
+      refused: () => told.push('refused'),
+    }
+    const { job, sent } = jobAnswering((exit) => ({ ...failed(exit), next: { claimed: 'x' } }), next)
+    expect(await complete(job, { exitCode: 0, durationMs: 1 }, undefined)).toBe('succeeded')
+    expect(sent).toEqual([{ exitCode: 0, durationMs: 1 }])
+    expect(told).toEqual([])
   })
 
   it('sends nothing again for a refusal a tail did not cause', async () => {

@@ -24,8 +24,8 @@ export function deadline(msFor: (c: Context<AppEnv>) => number): MiddlewareHandl
       if (!expired) {
         const gone = new AbortController()
         const client = c.req.raw.signal
-        if (client.aborted) gone.abort()
-        else client.addEventListener('abort', () => gone.abort(), { once: true })
+        if (client.aborted) gone.abort(client.reason)
+        else client.addEventListener('abort', () => gone.abort(client.reason), { once: true })
         expired = gone
       }
       if (passed) expired.abort()

@@ -135,7 +135,9 @@ export const workerRoutes = (deps: Deps) =>
       if (written) deps.metrics.recordEnded(written.status, written.reason)
       deps.endings.wake()
       deps.watch.changed(id)
-      const next = body.next && (await claimAfter(deps, body.next))
+      // Only for a completion this request stored, and while its worker still waits for the answer: a
+      // retry (a replay) or an answer nobody reads would claim a dispatch for nobody until its lease lapsed.
+      const next = body.next && written && !requestGone(c).aborted && (await claimAfter(deps, body.next))
       return c.json(next ? { ...answer, next } : answer, 200)
     })
 
@@ -151,8 +153,11 @@ function claimed(deps: Deps, got: ClaimResponse): ClaimResponse {
 // The next dispatch a completion asked for, claimed without waiting. The completion is stored already:
 // a claim that fails answers it without `next`, and the worker claims as it would have.
 async function claimAfter(deps: Deps, worker: NonNullable<CompleteRequest['next']>) {
+  const started = performance.now()
   try {
     const got = await claimNext(deps.db.orm, worker, deps.config.leaseMs, deps.config.priorityAgingMs)
+    // counted with the claims: the claim rate of the metrics is every claim's
+    deps.metrics.observeClaimWait(performance.now() - started)
     return got && claimed(deps, got)
   } catch (err) {
     deps.log.warn('the claim asked for with a completion failed; answered without one', {

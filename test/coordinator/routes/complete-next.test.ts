@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm'
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
+import { waitFor } from '../../support/wait.js'
 
 describe('a completion with next', () => {
   const h = useTestApp()
@@ -57,13 +58,28 @@ describe('a completion with next', () => {
   it('answers without next when nothing can be claimed, and keeps the labels of the claim', async () => {
     await queueDispatch(h)
     const c = await running()
-    await queueDispatch(h, definition(), { labels: ['gpu'] })
+    const gpu = await queueDispatch(h, definition(), { labels: ['gpu'] })
     const r = await completeWithNext(c.dispatch.id, fenceOf(c), { workerId: 'w1', labels: ['linux'] })
     expect(r.body).toEqual({ id: c.dispatch.id, status: 'succeeded' })
-    const gpu = await completeWithNext(c.dispatch.id, fenceOf(c), { workerId: 'w1', labels: ['gpu'] })
-    // a retry of the stored completion is answered the same, and claims like any claim
-    expect(gpu.body).toMatchObject({ id: c.dispatch.id, status: 'succeeded' })
-    expect(gpu.body.next.dispatch.labels).toEqual(['gpu'])
+    await queueDispatch(h)
+    const d = await running()
+    const labelled = await completeWithNext(d.dispatch.id, fenceOf(d), { workerId: 'w1', labels: ['gpu'] })
+    expect(labelled.body.next.dispatch).toMatchObject({ id: gpu, labels: ['gpu'] })
+  })
+
+  it('claims nothing for a retry of a stored completion: its first answer may have been lost with a claim in it', async () => {
+    await queueDispatch(h)
+    const c = await running()
+    const waiting = await queueDispatch(h)
+    const first = await h.call('POST', `/v1/dispatches/${c.dispatch.id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), exitCode: 0 },
+    })
+    expect(first.body).toEqual({ id: c.dispatch.id, status: 'succeeded' })
+    const retry = await completeWithNext(c.dispatch.id, fenceOf(c))
+    expect(retry.body).toEqual({ id: c.dispatch.id, status: 'succeeded' })
+    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
+    expect(left.status).toBe('queued')
   })
 
   it('claims nothing for a completion the fence refuses', async () => {
@@ -84,5 +100,47 @@ describe('a completion with next', () => {
     expect(r.body.error.code).toBe('invalid-request')
     const view = (await h.call('GET', `/v1/dispatches/${c.dispatch.id}`, { role: 'operator' })).body
     expect(view.status).toBe('running')
+  })
+})
+
+describe('a completion with next past its deadline', () => {
+  const h = useTestApp({ requestTimeoutMs: 400 })
+
+  it('claims nothing once its answer went out as 503: nobody would learn of the claim', async () => {
+    await h.call('POST', '/v1/subagents', { body: definition() })
+    await queueDispatch(h)
+    const c = await claim(h)
+    await h.call('PUT', `/v1/dispatches/${c.dispatch.id}/preflight`, {
+      role: 'worker',
+      body: { ...fenceOf(c), report: reportFor(definition()) },
+    })
+    const waiting = await queueDispatch(h)
+    // the dispatch's row held by another transaction past the completion's deadline
+    let locked!: () => void
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    const holding = h.t.db.orm.transaction(async (tx) => {
+      await tx.execute(sql`SELECT 1 FROM dispatches WHERE id = ${c.dispatch.id} FOR UPDATE`)
+      locked()
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+    })
+    await isLocked
+    const r = await h.call('POST', `/v1/dispatches/${c.dispatch.id}/complete`, {
+      role: 'worker',
+      body: { ...fenceOf(c), exitCode: 0, next: { workerId: 'w1' } },
+    })
+    expect(r.status).toBe(503)
+    await holding
+    // the completion went on once the row was let go, and was stored; its claim was not made
+    await waitFor(
+      async () =>
+        (await h.call('GET', `/v1/dispatches/${c.dispatch.id}`, { role: 'operator' })).body.status ===
+        'succeeded',
+      { what: 'the completion to be stored' },
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
+    expect(left.status).toBe('queued')
   })
 })
