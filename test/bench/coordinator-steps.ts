@@ -24,6 +24,32 @@ export interface Counters {
 // PostgreSQL flushes an idle backend's pending statistics within 10 s (PGSTAT_IDLE_INTERVAL).
 export const SETTLE_MS = 11_000
 
+type Claimed = { id: string; fence: { attempt: number; leaseToken: string } }
+
+// The requests of a cycle, one at a time, as `workerId`.
+function requests(call: Call, workerId: string) {
+  return {
+    create: () =>
+      call('orchestrator', 'POST', '/v1/dispatches', {
+        subagent: definition.name,
+        workspace: { repo: 'bench' },
+      }),
+    claim: async (): Promise<Claimed> => {
+      const { dispatch, lease } = await call('worker', 'POST', '/v1/worker/claim', { workerId, waitMs: 0 })
+      return { id: dispatch.id, fence: { attempt: dispatch.attempt, leaseToken: lease.token } }
+    },
+    report: ({ id, fence }: Claimed) =>
+      call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report: cycleReport(workerId) }),
+    completion: ({ id, fence }: Claimed, next?: object) =>
+      call('worker', 'POST', `/v1/dispatches/${id}/complete`, {
+        ...fence,
+        exitCode: 0,
+        durationMs: 1,
+        ...next,
+      }),
+  }
+}
+
 export async function runStepAccounting(opts: {
   call: Call
   sql: postgres.Sql
@@ -33,21 +59,11 @@ export async function runStepAccounting(opts: {
 }) {
   const { call, sql, cycles } = opts
   const read = () => readCounters(sql)
-  type Claimed = { id: string; fence: { attempt: number; leaseToken: string } }
+  const { create, claim, report, completion } = requests(call, 'steps')
   const claimed: Claimed[] = []
-  const create = () =>
-    call('orchestrator', 'POST', '/v1/dispatches', {
-      subagent: definition.name,
-      workspace: { repo: 'bench' },
-    })
-  const claimOne = async (workerId = 'steps') => {
-    const { dispatch, lease } = await call('worker', 'POST', '/v1/worker/claim', { workerId, waitMs: 0 })
-    claimed.push({ id: dispatch.id, fence: { attempt: dispatch.attempt, leaseToken: lease.token } })
+  const claimOne = async () => {
+    claimed.push(await claim())
   }
-  const report = ({ id, fence }: Claimed) =>
-    call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report: cycleReport('steps') })
-  const completion = ({ id, fence }: Claimed, next?: object) =>
-    call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1, ...next })
   const nth = (i: number) => {
     const one = claimed[i]
     if (!one) throw new Error(`claim ${i} got no dispatch`)
@@ -115,36 +131,21 @@ async function cpuPerRequest(opts: Parameters<typeof runStepAccounting>[0], take
     const was = least.get(kind)
     if (!was || spent.coordinator + spent.postgres < was.coordinator + was.postgres) least.set(kind, spent)
   }
-  const fenceOf = (c: { dispatch: { id: string; attempt: number }; lease: { token: string } }) => ({
-    id: c.dispatch.id,
-    fence: { attempt: c.dispatch.attempt, leaseToken: c.lease.token },
-  })
-  const create = () =>
-    call('orchestrator', 'POST', '/v1/dispatches', {
-      subagent: definition.name,
-      workspace: { repo: 'bench' },
-    })
-  const claim = async () =>
-    fenceOf(await call('worker', 'POST', '/v1/worker/claim', { workerId: 'cpu', waitMs: 0 }))
-  const report = ({ id, fence }: { id: string; fence: object }) =>
-    call('worker', 'PUT', `/v1/dispatches/${id}/preflight`, { ...fence, report: cycleReport('cpu') })
-  const complete = ({ id, fence }: { id: string; fence: object }, next?: object) =>
-    call('worker', 'POST', `/v1/dispatches/${id}/complete`, { ...fence, exitCode: 0, durationMs: 1, ...next })
+  const { create, claim, report, completion } = requests(call, 'cpu')
   for (let round = 0; round < 3; round++) {
     await measure('GET /healthz (the floor)', () => call('orchestrator', 'GET', '/healthz', undefined))
     await measure('create', create)
-    const held: { id: string; fence: object }[] = []
+    const held: Claimed[] = []
+    const nth = (i: number) => held[i] as Claimed
     await measure('claim', async () => held.push(await claim()))
-    await measure('report', (i) => report(held[i] as (typeof held)[number]))
-    await measure('complete', (i) => complete(held[i] as (typeof held)[number]))
+    await measure('report', (i) => report(nth(i)))
+    await measure('complete', (i) => completion(nth(i)))
     if (!takesNext) continue
     held.length = 0
     for (let i = 0; i < cycles; i++) held.push(await create().then(claim))
     for (const h of held) await report(h)
     for (let i = 0; i < cycles; i++) await create()
-    await measure('complete with next', (i) =>
-      complete(held[i] as (typeof held)[number], { next: { workerId: 'cpu' } }),
-    )
+    await measure('complete with next', (i) => completion(nth(i), { next: { workerId: 'cpu' } }))
   }
   console.log(
     `\n## CPU of each request, one at a time (${cycles} of each, the least of 3 rounds, ms per request)`,
