@@ -5,6 +5,8 @@
 // or an error (with the lines before it), and when the process exits. A line a request was a write a
 // request, each a system call that wakes the log's reader: 3–4 % of the coordinator's CPU in the
 // benchmark (docs/logging.md). A process killed outright (SIGKILL, the OOM killer) loses the last 50 ms.
+// Not pino's sonic-boom (minLength, periodicFlush): it writes to fd 2 itself, past process.stderr and
+// the EPIPE handling the CLI puts on it (cli/closed-output.ts), and past the redaction's one path.
 const GATHER_MS = 50
 const GATHER_BYTES = 16_384
 const gatherers = new Set<() => void>()

@@ -55,12 +55,11 @@ export function createLog(opts: LogOptions): Log {
   // gathered; a person at a terminal, and a caller's stream, get each line as it is made
   const out =
     opts.stream === undefined && opts.format !== 'pretty' && !stream.isTTY ? gathered(stream) : undefined
+  const put = out ? out.write : (line: string) => stream.write(line)
   const write =
     opts.format === 'pretty'
       ? (line: string) => stream.write(pretty(redact(line), paint))
-      : out
-        ? (line: string) => out.write(jsonWithoutControls(redact(line)))
-        : (line: string) => stream.write(jsonWithoutControls(redact(line)))
+      : (line: string) => put(jsonWithoutControls(redact(line)))
   const logger = pino(
     {
       name: opts.name,
@@ -74,7 +73,6 @@ export function createLog(opts: LogOptions): Log {
   if (opts.format === 'pretty') return log
   // pino's own line: level, time, pid, hostname, name, the fields, msg
   const head = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"name":${JSON.stringify(opts.name)}`
-  const put = out ? out.write : (line: string) => stream.write(line)
   log.plain = (level, msg, fields) => {
     if (!logger.isLevelEnabled(level)) return
     let line = `{"level":"${level}","time":"${new Date().toISOString()}"${head}`

@@ -6,7 +6,7 @@ import { type AgentExit, MAX_DETAIL_CHARS } from '../../src/contract/index.js'
 import { type Api, ApiError, LeaseLostError } from '../../worker/api.js'
 import { complete } from '../../worker/complete.js'
 import { workerConfig } from '../../worker/config.js'
-import { type Job, type NextClaim, openJob } from '../../worker/job.js'
+import { type Job, type NextClaim, type NextRequest, openJob } from '../../worker/job.js'
 import { workerClaim } from '../support/fixtures.js'
 import { recordingLog } from '../support/log.js'
 import { GIT } from '../support/worker-git.js'
@@ -36,6 +36,17 @@ function jobAnswering(answer: (exit: AgentExit) => unknown, next?: NextClaim) {
   })
   opened.push(job)
   return { job, sent }
+}
+
+// A slot's side of `next` that asks for `asking` and records what it is told.
+function recordingNext(asking: NextRequest | undefined) {
+  const told: string[] = []
+  const next: NextClaim = {
+    ask: () => asking,
+    handed: (claim) => told.push(`handed ${JSON.stringify(claim)}`),
+    refused: () => told.push('refused'),
+  }
+  return { next, told }
 }
 
 const failed = (exit: AgentExit) => ({
@@ -92,12 +103,7 @@ describe('complete', () => {
   })
 
   it('asks for the next dispatch when the slot takes one, and hands the claim it was answered with over', async () => {
-    const told: string[] = []
-    const next: NextClaim = {
-      ask: () => ({ workerId: 'w', labels: ['gpu'] }),
-      handed: (claim) => told.push(`handed ${JSON.stringify(claim)}`),
-      refused: () => told.push('refused'),
-    }
+    const { next, told } = recordingNext({ workerId: 'w', labels: ['gpu'] })
     const { job, sent } = jobAnswering((exit) => ({ ...failed(exit), next: { claimed: 'x' } }), next)
     expect(await complete(job, { exitCode: 0, durationMs: 1 }, undefined)).toBe('succeeded')
     expect(sent).toEqual([{ exitCode: 0, durationMs: 1, next: { workerId: 'w', labels: ['gpu'] } }])
@@ -105,12 +111,7 @@ describe('complete', () => {
   })
 
   it('sends the exit again without next, keeping its tail, to a coordinator from before next', async () => {
-    const told: string[] = []
-    const next: NextClaim = {
-      ask: () => ({ workerId: 'w' }),
-      handed: () => told.push('handed'),
-      refused: () => told.push('refused'),
-    }
+    const { next, told } = recordingNext({ workerId: 'w' })
     const { job, sent } = jobAnswering((exit) => {
       if ('next' in exit) throw new ApiError(400, 'invalid-request', 'json: Unrecognized key: "next"')
       return failed(exit)
@@ -129,12 +130,7 @@ describe('complete', () => {
       new ApiError(413, 'payload-too-large', 'the body is over 1 MiB'),
       new ApiError(503, 'unavailable', 'the database is unavailable'),
     ]) {
-      const told: string[] = []
-      const next: NextClaim = {
-        ask: () => ({ workerId: 'w' }),
-        handed: () => told.push('handed'),
-        refused: () => told.push('refused'),
-      }
+      const { next, told } = recordingNext({ workerId: 'w' })
       const { job, sent } = jobAnswering((exit) => {
         if ('next' in exit) throw error
         return failed(exit)
@@ -168,12 +164,7 @@ describe('complete', () => {
   })
 
   it('takes no claim it did not ask for', async () => {
-    const told: string[] = []
-    const next: NextClaim = {
-      ask: () => undefined,
-      handed: () => told.push('handed'),
-      refused: () => told.push('refused'),
-    }
+    const { next, told } = recordingNext(undefined)
     const { job, sent } = jobAnswering((exit) => ({ ...failed(exit), next: { claimed: 'x' } }), next)
     expect(await complete(job, { exitCode: 0, durationMs: 1 }, undefined)).toBe('succeeded')
     expect(sent).toEqual([{ exitCode: 0, durationMs: 1 }])

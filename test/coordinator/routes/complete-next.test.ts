@@ -82,6 +82,23 @@ describe('a completion with next', () => {
     expect(left.status).toBe('queued')
   })
 
+  it('answers a stored completion without next when its claim fails, never as an error', async () => {
+    await queueDispatch(h)
+    const c = await running()
+    const waiting = await queueDispatch(h)
+    // the claim reads the dispatch's definition from subagent_versions; the completion does not
+    await h.t.db.orm.execute(sql`ALTER TABLE subagent_versions RENAME TO subagent_versions_away`)
+    try {
+      const r = await completeWithNext(c.dispatch.id, fenceOf(c))
+      expect(r.status).toBe(200)
+      expect(r.body).toEqual({ id: c.dispatch.id, status: 'succeeded' })
+    } finally {
+      await h.t.db.orm.execute(sql`ALTER TABLE subagent_versions_away RENAME TO subagent_versions`)
+    }
+    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
+    expect(left.status).toBe('queued')
+  })
+
   it('claims nothing for a completion the fence refuses', async () => {
     await queueDispatch(h)
     const c = await running()
