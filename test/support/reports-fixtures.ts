@@ -72,7 +72,7 @@ export async function seedReport(db: Orm, seed: SeedReport): Promise<{ dispatchI
     await db.execute(
       sql`WITH x AS (SELECT ${subagent}::text AS subagent_name, e ->> 'kind' AS kind, e ->> 'requirement' AS requirement,
                             e ->> 'status' AS status, ${at(seed.at)} AS created_at
-                     FROM jsonb_array_elements(${json(results)}) AS e) ${rollUp}`,
+                     FROM jsonb_array_elements(${json(results)}) AS e) ${sql.raw(rollUp)}`,
     )
   return { dispatchId }
 }

@@ -64,6 +64,9 @@ const FETCH_TYPES = false
 const clients = new WeakMap<Orm, postgres.Sql>()
 const dialect = new PgDialect()
 
+// The postgres.js client of an Orm that connectPostgres made; undefined for PGlite and a transaction.
+export const clientOf = (db: Orm): postgres.Sql | undefined => clients.get(db)
+
 export function connectPostgres(url: string, opts: ConnectOptions = {}): Database {
   const pool = postgres(url, {
     max: opts.poolSize ?? 10,

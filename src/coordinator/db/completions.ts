@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm'
 import type { Completion, DispatchStatus, Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
 import type { dispatches, SqlRow } from './schema.js'
-import { event, insertReasons, iso, jsonb } from './sql.js'
+import { eventText, insertReasons, isoText } from './sql.js'
+import { runOne, statement } from './statement.js'
 
 export type CompletionRead = Pick<
   SqlRow<typeof dispatches>,
@@ -27,6 +28,29 @@ export async function readForCompletion(db: Orm, id: string) {
 // fence, the state the completion needs (`required`) and that none is stored yet; false when it matched nothing.
 // A cancelled dispatch has ended already: what its worker had is kept without a live lease, and its
 // ended_at stays (the endings follow it from there).
+const writeCompletionStatement = statement<
+  {
+    id: string
+    attempt: number
+    leaseToken: string
+    required: DispatchStatus
+    status: DispatchStatus
+    completion: string
+    reasons: string
+  },
+  { id: string }
+>(
+  (p) => `WITH d AS (
+          UPDATE dispatches SET status = ${p.status}, updated_at = now(), ended_at = coalesce(ended_at, now()),
+                 completion = ${p.completion}::jsonb || jsonb_build_object('at', ${isoText('now()')}),
+                 events = events || ${eventText(`'completed'`, p.attempt, `jsonb_build_object('status', ${p.status}::text)`)}
+          WHERE id = ${p.id} AND attempt = ${p.attempt} AND lease_token = ${p.leaseToken}
+            AND status = ${p.required} AND (status = 'cancelled' OR lease_expires_at > now()) AND completion IS NULL
+          RETURNING id, status, created_at, subagent_name, worker_id
+        ), why AS (${insertReasons('d', `${p.reasons}::jsonb`)})
+        SELECT id FROM d`,
+)
+
 export async function writeCompletion(
   db: Orm,
   id: string,
@@ -35,18 +59,14 @@ export async function writeCompletion(
   completion: Omit<Completion, 'at'>,
   reasons: readonly string[],
 ): Promise<boolean> {
-  const done = await one<{ id: string }>(
-    db,
-    sql`WITH d AS (
-          UPDATE dispatches SET status = ${completion.status}, updated_at = now(), ended_at = coalesce(ended_at, now()),
-                 completion = ${jsonb(completion)} || jsonb_build_object('at', ${iso('now()')}),
-                 events = events || ${event('completed', fence.attempt, jsonb({ status: completion.status }))}
-          WHERE id = ${id} AND attempt = ${fence.attempt} AND lease_token = ${fence.leaseToken}
-            AND status = ${required} AND (status = 'cancelled' OR lease_expires_at > now()) AND completion IS NULL
-          RETURNING id, status, created_at, subagent_name, worker_id
-        ), why AS (${insertReasons('d', reasons)})
-        SELECT id FROM d`,
-    PREPARED,
-  )
+  const done = await runOne(db, writeCompletionStatement, {
+    id,
+    attempt: fence.attempt,
+    leaseToken: fence.leaseToken,
+    required,
+    status: completion.status,
+    completion: JSON.stringify(completion),
+    reasons: JSON.stringify(reasons),
+  })
   return done !== undefined
 }

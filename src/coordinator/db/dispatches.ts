@@ -14,44 +14,69 @@ import { type Orm, one, PREPARED } from './client.js'
 import { newestEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
 import type { dispatches, SqlRow } from './schema.js'
-import { event, iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+import { event, eventText, iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+import { runOne, statement } from './statement.js'
 
 type Dispatch = SqlRow<typeof dispatches>
 
-// Queues a dispatch of the subagent's latest version; undefined when no such subagent is registered or
-// the idempotency key is taken (ON CONFLICT DO NOTHING). `notify`: also NOTIFY waiting claims of other
-// coordinators, in the same statement (sent at commit).
+// Queues a dispatch of the subagent's latest version; nothing when no such subagent is registered or
+// the idempotency key is taken (ON CONFLICT DO NOTHING). The deadline is the one given, else now() +
+// timeoutS, else none. With `notify`, it also NOTIFYs waiting claims of other coordinators, in the same
+// statement (sent at commit).
+const insertText = (notify: boolean) =>
+  statement<
+    {
+      id: string
+      subagent: string
+      workspace: string
+      labels: string | null
+      idempotencyKey: string | null
+      maxAttempts: number
+      priority: number
+      metadata: string | null
+      deadline: string | null
+      timeoutS: number | null
+    },
+    Pick<Dispatch, 'id' | 'status'>
+  >(
+    (p) => `WITH sv AS (
+          SELECT name, version FROM subagent_versions WHERE name = ${p.subagent} ORDER BY version DESC LIMIT 1
+        ), ins AS (
+          INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
+                                  priority, metadata, deadline, events)
+          SELECT ${p.id}, sv.name, sv.version, ${p.workspace}::jsonb, ${p.labels}::jsonb, ${p.idempotencyKey},
+                 ${p.maxAttempts}, ${p.priority}::int, ${p.metadata}::jsonb,
+                 coalesce(${p.deadline}::text::timestamptz,
+                          now() + make_interval(secs => ${p.timeoutS}::double precision)),
+                 ${eventText(`'created'`, '0')}
+          FROM sv
+          ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+          RETURNING id, status
+        )
+        SELECT id, status${notify ? `, pg_notify('${NOTIFY_CHANNEL}', '')` : ''} FROM ins`,
+  )
+const inserts = { quiet: insertText(false), notifying: insertText(true) }
+
+const jsonOrNull = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
+
 export async function insertDispatch(
   db: Orm,
   req: CreateDispatchRequest,
   opts: { maxAttempts: number; notify: boolean },
 ): Promise<DispatchCreated | undefined> {
-  const inserted = await one<Pick<Dispatch, 'id' | 'status'>>(
-    db,
-    sql`WITH sv AS (
-          SELECT name, version FROM subagent_versions WHERE name = ${req.subagent} ORDER BY version DESC LIMIT 1
-        ), ins AS (
-          INSERT INTO dispatches (id, subagent_name, subagent_version, workspace, labels, idempotency_key, max_attempts,
-                                  priority, metadata, deadline, events)
-          SELECT ${randomUUID()}, sv.name, sv.version, ${jsonb(req.workspace)}, ${jsonb(req.labels)},
-                 ${req.idempotencyKey ?? null}, ${opts.maxAttempts}, ${req.priority ?? 0}::int, ${jsonb(req.metadata)},
-                 ${deadlineOf(req)}, ${event('created', 0)}
-          FROM sv
-          ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-          RETURNING id, status
-        )
-        SELECT id, status${opts.notify ? sql`, pg_notify(${NOTIFY_CHANNEL}, '')` : sql``} FROM ins`,
-    PREPARED,
-  )
+  const inserted = await runOne(db, opts.notify ? inserts.notifying : inserts.quiet, {
+    id: randomUUID(),
+    subagent: req.subagent,
+    workspace: JSON.stringify(req.workspace),
+    labels: jsonOrNull(req.labels),
+    idempotencyKey: req.idempotencyKey ?? null,
+    maxAttempts: opts.maxAttempts,
+    priority: req.priority ?? 0,
+    metadata: jsonOrNull(req.metadata),
+    deadline: req.deadline ?? null,
+    timeoutS: req.timeoutMs === undefined ? null : req.timeoutMs / 1000,
+  })
   return inserted && { id: inserted.id, status: inserted.status }
-}
-
-// The deadline as the statement's instant: given, or now() + timeoutMs; NULL for none.
-function deadlineOf(req: CreateDispatchRequest) {
-  if (req.deadline !== undefined) return sql`${req.deadline}::text::timestamptz`
-  if (req.timeoutMs !== undefined)
-    return sql`now() + make_interval(secs => ${req.timeoutMs / 1000}::double precision)`
-  return sql`NULL::timestamptz`
 }
 
 // Queues a new dispatch of an ended one's subagent version, workspace, labels, priority and metadata,

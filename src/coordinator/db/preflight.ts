@@ -11,7 +11,8 @@ import type {
 } from '../../contract/index.js'
 import { type Orm, one, PREPARED } from './client.js'
 import type { dispatches, preflightReports, SqlRow, subagentVersions } from './schema.js'
-import { event, insertReasons, iso, jsonb, judgedResults } from './sql.js'
+import { eventText, insertReasons, iso, judgedResults, judgedResultsText } from './sql.js'
+import { runOne, statement } from './statement.js'
 
 type Report = SqlRow<typeof preflightReports>
 
@@ -55,8 +56,7 @@ export interface Verdict {
 // A complete report's judged results are the reported ones in the same order: they are read from the
 // report just stored, and not sent or kept a second time. Only a report-incomplete verdict (missing and
 // extra results added) sends and keeps its own list (`judged`).
-const judgedRows = (judged: Verdict) =>
-  judged.reason === undefined ? sql`NULL::jsonb` : jsonb(judged.results)
+const judgedRows = (judged: Verdict) => (judged.reason === undefined ? null : JSON.stringify(judged.results))
 
 // The kinds of the judged results, each once, sorted: what the kind filter matches (`kinds`).
 const kindsOf = (results: readonly CheckResult[]) => [...new Set(results.map((r) => r.kind))].sort()
@@ -64,7 +64,7 @@ const kindsOf = (results: readonly CheckResult[]) => [...new Set(results.map((r)
 // The summary's rows (requirement_rollups) counted on in the same statement as the results: always
 // equal to a recount. In key order, so two reports of one subagent lock its rows in the same order.
 // Reads the results from `x` (subagent_name, kind, requirement, status, created_at).
-export const rollUp = sql`
+export const rollUp = `
   INSERT INTO requirement_rollups AS o (subagent_name, kind, requirement, checks, met, unmet, error, last_met_at)
   SELECT subagent_name, kind, requirement, count(*), count(*) FILTER (WHERE status = 'met'),
          count(*) FILTER (WHERE status = 'unmet'), count(*) FILTER (WHERE status = 'error'),
@@ -74,26 +74,45 @@ export const rollUp = sql`
     met = o.met + excluded.met, unmet = o.unmet + excluded.unmet, error = o.error + excluded.error,
     last_met_at = greatest(o.last_met_at, excluded.last_met_at)`
 
-// Writes report, the rows of the results that are not met, the summary's rows, status, event and reasons in ONE statement whose WHERE re-checks the fence: atomic
-// without an explicit transaction. Answers the subagent's name, or undefined when the fence did not hold.
-export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
-  return one<Pick<SqlRow<typeof dispatches>, 'subagent_name'>>(
-    db,
-    sql`WITH d AS (
-          UPDATE dispatches SET status = ${judged.status}, updated_at = now(),
-                 ended_at = CASE WHEN ${judged.status}::text = 'preflight_failed' THEN now() END,
-                 events = events || ${event('preflight', req.attempt, jsonb({ outcome: judged.outcome, decision: judged.decision }))}
-          WHERE id = ${id} AND attempt = ${req.attempt} AND lease_token = ${req.leaseToken}
+// Writes report, the rows of the results that are not met, the summary's rows, status, event and
+// reasons in ONE statement whose WHERE re-checks the fence: atomic without an explicit transaction.
+// Answers the subagent's name, or nothing when the fence did not hold.
+const writeReportStatement = statement<
+  {
+    id: string
+    attempt: number
+    leaseToken: string
+    status: DispatchStatus
+    outcome: Outcome
+    decision: PreflightDecision['decision']
+    declared: boolean
+    reason: string | null
+    workerId: string | null
+    report: string
+    judged: string | null
+    kinds: string
+    reasons: string
+  },
+  Pick<SqlRow<typeof dispatches>, 'subagent_name'>
+>(
+  (p) => `WITH d AS (
+          UPDATE dispatches SET status = ${p.status}, updated_at = now(),
+                 ended_at = CASE WHEN ${p.status}::text = 'preflight_failed' THEN now() END,
+                 events = events || ${eventText(
+                   `'preflight'`,
+                   p.attempt,
+                   `jsonb_build_object('outcome', ${p.outcome}::text, 'decision', ${p.decision}::text)`,
+                 )}
+          WHERE id = ${p.id} AND attempt = ${p.attempt} AND lease_token = ${p.leaseToken}
             AND status = 'claimed' AND lease_expires_at > now()
           RETURNING id, status, subagent_name, subagent_version, lease_owner, created_at, worker_id
         ), r AS (
           INSERT INTO preflight_reports (dispatch_id, attempt, subagent_name, subagent_version, worker_id,
                                          outcome, decision, declared, reason, report, judged, kinds)
-          SELECT d.id, ${req.attempt}, d.subagent_name, d.subagent_version,
-                 coalesce(${req.report.worker?.id ?? null}::text, d.lease_owner, 'unknown'), ${judged.outcome},
-                 ${judged.decision}, ${judged.declared}, ${judged.reason ?? null}, ${jsonb(req.report)},
-                 ${judgedRows(judged)}, ${`{${kindsOf(judged.results).join(',')}}`}::text[]
-          FROM d RETURNING id, created_at, worker_id, ${judgedResults('preflight_reports')} AS results
+          SELECT d.id, ${p.attempt}, d.subagent_name, d.subagent_version,
+                 coalesce(${p.workerId}::text, d.lease_owner, 'unknown'), ${p.outcome}, ${p.decision},
+                 ${p.declared}, ${p.reason}, ${p.report}::jsonb, ${p.judged}::jsonb, ${p.kinds}::text[]
+          FROM d RETURNING id, created_at, worker_id, ${judgedResultsText('preflight_reports')} AS results
         ), x AS (
           SELECT r.id, r.created_at, r.worker_id, d.subagent_name, e.ordinality - 1 AS position, e.value->>'kind' AS kind,
                  e.value->>'requirement' AS requirement, e.value->>'status' AS status, e.value
@@ -105,10 +124,26 @@ export async function writeReport(db: Orm, id: string, req: PreflightRequest, ju
                  (value->>'durationMs')::float8, created_at, CASE WHEN value ? 'reason' THEN worker_id END
           FROM x WHERE status <> 'met'
         ), roll AS (${rollUp})
-        , why AS (${insertReasons('d', judged.reasons)})
+        , why AS (${insertReasons('d', `${p.reasons}::jsonb`)})
         SELECT subagent_name FROM d`,
-    PREPARED,
-  )
+)
+
+export async function writeReport(db: Orm, id: string, req: PreflightRequest, judged: Verdict) {
+  return runOne(db, writeReportStatement, {
+    id,
+    attempt: req.attempt,
+    leaseToken: req.leaseToken,
+    status: judged.status,
+    outcome: judged.outcome,
+    decision: judged.decision,
+    declared: judged.declared,
+    reason: judged.reason ?? null,
+    workerId: req.report.worker?.id ?? null,
+    report: JSON.stringify(req.report),
+    judged: judgedRows(judged),
+    kinds: `{${kindsOf(judged.results).join(',')}}`,
+    reasons: JSON.stringify(judged.reasons),
+  })
 }
 
 type ReportRow = Pick<

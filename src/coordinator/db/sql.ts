@@ -46,29 +46,42 @@ export const jsonb = (value: unknown): SQL =>
 // A report's results as the coordinator judged them (migration 0016): its own list where a
 // report-incomplete verdict added results, else the ones it was sent with. `table`: the report's
 // table or alias in the statement.
-export const judgedResults = (table: string): SQL =>
-  sql.raw(`coalesce(${table}.judged, ${table}.report -> 'results')`)
+export const judgedResultsText = (table: string): string =>
+  `coalesce(${table}.judged, ${table}.report -> 'results')`
+export const judgedResults = (table: string): SQL => sql.raw(judgedResultsText(table))
 
 // An event for a dispatch's log, as a one-element array to append to its `events` column
 // (`events = events || ${event(…)}` in the statement that changes the row, whose lock orders them):
 // the step, the statement's instant, the attempt, and the detail when there is one (no key when NULL).
-export const event = (step: SQL | string, attempt: SQL | number, detail?: SQL): SQL => {
-  const head = sql`jsonb_build_object('step', (${step})::text, 'at', ${iso('now()')}, 'attempt', (${attempt})::int)`
-  if (detail === undefined) return sql`jsonb_build_array(${head})`
-  return sql`jsonb_build_array(${head} || CASE WHEN ${detail} IS NULL THEN '{}'::jsonb
-                                            ELSE jsonb_build_object('detail', ${detail}) END)`
-}
+// As drizzle SQL (a string step is a parameter) or as text for a statement (statement.ts).
+const eventWith = <T>(
+  fill: (template: TemplateStringsArray, ...parts: T[]) => T,
+  at: T,
+  step: T,
+  attempt: T,
+  detail?: T,
+): T =>
+  detail === undefined
+    ? fill`jsonb_build_array(jsonb_build_object('step', (${step})::text, 'at', ${at}, 'attempt', (${attempt})::int))`
+    : fill`jsonb_build_array(jsonb_build_object('step', (${step})::text, 'at', ${at}, 'attempt', (${attempt})::int)
+                             || CASE WHEN ${detail} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('detail', ${detail}) END)`
+
+const text = (template: TemplateStringsArray, ...parts: string[]) => String.raw({ raw: template }, ...parts)
+
+export const event = (step: SQL | string, attempt: SQL | number, detail?: SQL): SQL =>
+  eventWith<unknown>(sql, iso('now()'), step, attempt, detail) as SQL
+
+export const eventText = (step: string, attempt: string, detail?: string): string =>
+  eventWith(text, isoText('now()'), step, attempt, detail)
 
 // Records why a dispatch ended (dispatch_reasons, what the listing's reason filter walks): one row per
-// code, for the dispatch a CTE of the same statement returned (its id, final status, created_at,
-// subagent_name and worker_id). No codes, no rows.
-export const insertReasons = (cte: string, reasons: readonly string[]): SQL => {
-  const d = sql.raw(cte)
-  return sql`INSERT INTO dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
-      SELECT ${d}.id, r.reason, ${d}.status, ${d}.created_at, ${d}.subagent_name, ${d}.worker_id
-      FROM ${d}, jsonb_array_elements_text(${jsonb(reasons)}) AS r(reason)
+// code of `reasons` (a jsonb array's SQL text), for the dispatch a CTE of the same statement returned
+// (its id, final status, created_at, subagent_name and worker_id). No codes, no rows.
+export const insertReasons = (cte: string, reasons: string): string =>
+  `INSERT INTO dispatch_reasons (dispatch_id, reason, status, created_at, subagent_name, worker_id)
+      SELECT ${cte}.id, r.reason, ${cte}.status, ${cte}.created_at, ${cte}.subagent_name, ${cte}.worker_id
+      FROM ${cte}, jsonb_array_elements_text(${reasons}) AS r(reason)
       ON CONFLICT DO NOTHING`
-}
 
 // The channel a new or requeued dispatch is announced on: coordinators' waiting claims LISTEN to it.
 export const NOTIFY_CHANNEL = 'preflight_dispatch'
