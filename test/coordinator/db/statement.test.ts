@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { asSql, run, statement } from '../../../src/coordinator/db/statement.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from '../../support/db.js'
 
-const echo = statement<{ a: number; b: string | null; c: string }, { a: number; b: string | null; c: unknown }>(
-  (p) => `SELECT ${p.a}::int AS a, ${p.b}::text AS b, ${p.c}::jsonb AS c WHERE ${p.a}::int > 0`,
-)
+const echo = statement<
+  { a: number; b: string | null; c: string },
+  { a: number; b: string | null; c: unknown }
+>((p) => `SELECT ${p.a}::int AS a, ${p.b}::text AS b, ${p.c}::jsonb AS c WHERE ${p.a}::int > 0`)
 
 describe('statement', () => {
   it('numbers each parameter once, in the order of first use', () => {
