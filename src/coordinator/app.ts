@@ -1,12 +1,10 @@
 // createApp(deps): the coordinator's HTTP app — middleware, the route files, one error envelope.
 import type { Context } from 'hono'
-import { requestId } from 'hono/request-id'
-import { secureHeaders } from 'hono/secure-headers'
 import { type AppDeps, resolveDeps } from './config.js'
-import { accessLog } from './http/access-log.js'
 import { authenticate, requireMetricsToken } from './http/auth.js'
 import { limitBody } from './http/body-limit.js'
 import { deadline } from './http/deadline.js'
+import { edges } from './http/edges.js'
 import { ApiError, ErrorCode } from './http/errors.js'
 import { type AppEnv, createRouter, renderError } from './http/http.js'
 import { describeApi } from './http/openapi.js'
@@ -40,12 +38,7 @@ export function createApp(input: AppDeps) {
   }
   app.use(
     '*',
-    deps.metrics.middleware,
-    // an incoming X-Request-Id of up to 255 letters, digits, "_", "-" and "=" is kept, any other replaced
-    // by a random UUID; either is the response's X-Request-Id and the access log's reqId
-    requestId(),
-    accessLog(deps.log),
-    secureHeaders(),
+    edges({ log: deps.log, metrics: deps.metrics }),
     deadline((c) => requestTimeoutMs + waitCap(c)),
   )
   app.use(

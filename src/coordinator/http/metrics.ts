@@ -2,12 +2,10 @@
 // and HTTP latency; served as text at GET /metrics, open or behind PREFLIGHT_METRICS_TOKEN (src/coordinator/http/auth.ts).
 // Scrapes cost the database and the event loop little, however many come (src/coordinator/http/scrape-limits.ts).
 import { readFileSync } from 'node:fs'
-import type { MiddlewareHandler } from 'hono'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { type CheckResult, DispatchStatus, type Outcome, REASON_CODES, Reason } from '../../contract/index.js'
 import type { Orm } from '../db/client.js'
 import { countDispatches, type DispatchCounts, type OpenCount } from '../db/status-counts.js'
-import { routeOf } from './http.js'
 import { paced, reusedFor } from './scrape-limits.js'
 
 // The package's version, from src/coordinator/http or dist/src/coordinator/http.
@@ -23,8 +21,9 @@ const VERSION = (() => {
 
 export interface Metrics {
   registry: Registry
-  // Times every request by method, route pattern (never the raw path: ids would explode the series) and status.
-  middleware: MiddlewareHandler
+  // Times a request by method, route pattern (never the raw path: ids would explode the series) and
+  // status (http/edges.ts).
+  observeRequest(method: string, route: string, status: number, ms: number): void
   // The exposition, rebuilt at most every cacheMs; a scrape's turn (false: over maxWaitMs away).
   exposition(): Promise<string>
   turn(): Promise<boolean>
@@ -101,15 +100,18 @@ export function createMetrics(db: Orm, opts: MetricsOptions = {}): Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   })
+  const requests = new Map<string, ReturnType<typeof http.labels>>()
   return {
     registry,
-    middleware: async (c, next) => {
-      const end = http.startTimer({ method: c.req.method })
-      try {
-        await next()
-      } finally {
-        end({ route: routeOf(c), status: String(c.res.status) })
+    observeRequest(method, route, status, ms) {
+      // one series per method, route pattern and status: each kept, rather than found by its labels each time
+      const key = `${method} ${route} ${status}`
+      let series = requests.get(key)
+      if (!series) {
+        series = http.labels(method, route, String(status))
+        requests.set(key, series)
       }
+      series.observe(ms / 1000)
     },
     exposition: reusedFor(opts.cacheMs ?? DEFAULT_CACHE_MS, () => registry.metrics()),
     turn: paced(opts.perSecond ?? DEFAULT_PER_SECOND, opts.maxWaitMs),

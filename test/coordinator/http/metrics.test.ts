@@ -1,6 +1,7 @@
 // createMetrics: the Prometheus text at GET /metrics, from the database and from in-process counters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Orm } from '../../../src/coordinator/db/client.js'
+import { edges } from '../../../src/coordinator/http/edges.js'
 import { createRouter, renderError } from '../../../src/coordinator/http/http.js'
 import { createMetrics, type Metrics } from '../../../src/coordinator/http/metrics.js'
 import { metricsRoutes } from '../../../src/coordinator/routes/metrics.js'
@@ -18,7 +19,7 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++) await seedReport(t.db.orm, { at: '2026-05-01T00:00:00Z', results: [met()] })
   metrics = createMetrics(t.db.orm, { processMetrics: false, cacheMs: 0 })
   app = createRouter()
-  app.use('*', metrics.middleware)
+  app.use('*', edges({ metrics }))
   app.get('/v1/things/:id', (c) => c.json({ id: c.req.param('id') }))
   app.route('/', metricsRoutes(metrics))
 }, 60_000)

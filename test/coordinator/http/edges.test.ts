@@ -1,9 +1,12 @@
-// The access log: one record per request with its id, route pattern, status and duration; never a secret.
-import { describe, expect, it } from 'vitest'
-import { accessLog } from '../../../src/coordinator/http/access-log.js'
+// The edges of every request: the access log (one record per request with its id, route pattern,
+// status and duration; never a secret), and the headers every answer carries, on the server and in
+// app.request() alike.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { edges, SECURE_HEADERS } from '../../../src/coordinator/http/edges.js'
 import { createRouter, renderError } from '../../../src/coordinator/http/http.js'
 import { createLog } from '../../../src/log/log.js'
 import { tokens, useTestApp } from '../../support/app.js'
+import { type Served, serveCoordinator } from '../../support/served.js'
 
 function capture(level: 'info' | 'debug' = 'info') {
   const lines: string[] = []
@@ -71,7 +74,7 @@ describe('the access log middleware', () => {
   it("records a 500 as error with the error's stack, its secrets redacted, and answers no stack", async () => {
     const { log, lines, records } = capture()
     const app = createRouter()
-    app.use('*', accessLog(log))
+    app.use('*', edges({ log }))
     app.get('/boom/:id', () => {
       throw new Error('connect postgres://preflight:db-password-1@db:5432/x failed')
     })
@@ -91,7 +94,7 @@ describe('the access log middleware', () => {
   it('records the unmatched as such, never their path', async () => {
     const { log, records } = capture()
     const app = createRouter()
-    app.use('*', accessLog(log))
+    app.use('*', edges({ log }))
     await app.request('/no/such/thing-with-an-id-123')
     expect(records()[0]).toMatchObject({ route: 'unmatched', status: 404 })
   })
@@ -99,9 +102,56 @@ describe('the access log middleware', () => {
   it('records probes at debug', async () => {
     const { log, records } = capture('debug')
     const app = createRouter()
-    app.use('*', accessLog(log))
+    app.use('*', edges({ log }))
     app.get('/healthz', (c) => c.json({ status: 'ok' }))
     await app.request('/healthz')
     expect(records()[0]).toMatchObject({ level: 'debug', route: '/healthz', status: 200 })
+  })
+})
+
+// Each of hono's secureHeaders() defaults, and the request id.
+function expectEdgeHeaders(headers: Headers, reqId: string | RegExp = UUID) {
+  for (const [name, value] of SECURE_HEADERS) expect(headers.get(name), name).toBe(value)
+  expect(headers.get('x-request-id')).toMatch(reqId)
+}
+
+describe('the headers of every answer', () => {
+  describe('served over HTTP', () => {
+    let served: Served
+    beforeAll(async () => {
+      served = await serveCoordinator()
+    })
+    afterAll(() => served.stop())
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      fetch(`${served.server.url}${path}`, { headers })
+
+    it('are on a probe, a JSON answer and an error', async () => {
+      expectEdgeHeaders((await get('/healthz')).headers)
+      const listed = await get('/v1/reports', { authorization: `Bearer ${tokens.operator}` })
+      expect(listed.status).toBe(200)
+      expect(listed.headers.get('content-type')).toContain('application/json')
+      expectEdgeHeaders(listed.headers)
+      const refused = await get('/v1/reports')
+      expect(refused.status).toBe(401)
+      expectEdgeHeaders(refused.headers)
+      expectEdgeHeaders((await get('/no/such/route')).headers)
+    })
+
+    it("keep the caller's sane request id, and a page's own headers", async () => {
+      expectEdgeHeaders((await get('/healthz', { 'x-request-id': 'caller-7' })).headers, /^caller-7$/)
+      const page = await get('/ui/sign-in')
+      expect(page.headers.get('content-security-policy')).toBeTruthy()
+      expectEdgeHeaders(page.headers)
+    })
+  })
+
+  describe('in app.request()', () => {
+    const t = useTestApp()
+    it('are on a JSON answer and an error', async () => {
+      expectEdgeHeaders((await t.app.request('/healthz')).headers)
+      expectEdgeHeaders((await t.app.request('/v1/reports')).headers)
+      const kept = await t.app.request('/healthz', { headers: { 'x-request-id': 'caller-8' } })
+      expectEdgeHeaders(kept.headers, /^caller-8$/)
+    })
   })
 })
