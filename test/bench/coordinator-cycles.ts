@@ -117,7 +117,7 @@ export async function runCycleBench(opts: CycleOptions): Promise<void> {
 export type Call = ReturnType<typeof caller>
 
 // What this machine does at best: the cheapest route, same concurrency; a cycle is four requests.
-async function healthzRate(url: string, clients: number, ms: number) {
+export async function healthzRate(url: string, clients: number, ms: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: 16 })
   const { hostname, port } = new URL(url)
   const until = performance.now() + ms

@@ -5,6 +5,8 @@
 // and of the database's backends; commits, rows inserted, updated and deleted (pg_stat_database), and
 // the cluster's WAL. The peers are installed on demand (BENCH_PEERS, the versions of the comparison) into
 // node_modules/.cache/preflight-bench-peers. Asserts nothing; each database is dropped afterwards.
+// Beside them, the floor of preflight's cycle: the CPU of its requests a cycle as GET /healthz (no
+// database: the coordinator's and its clients' HTTP alone), and what it bounds (below).
 // BENCH_DATABASE_URL, BENCH_PEERS ("graphile-worker@0.17.3 pg-boss@10.4.2"), BENCH_PEERS_SECONDS (8),
 // BENCH_PEERS_ROUNDS (2).
 import { execFileSync, fork } from 'node:child_process'
@@ -16,8 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import type { Role } from '../../src/contract/index.js'
-import { cpuSince, sampleCpu } from './coordinator-cpu.js'
-import { measureCycles } from './coordinator-cycles.js'
+import { cpuSince, measureWindows, sampleCpu } from './coordinator-cpu.js'
+import { healthzRate, measureCycles } from './coordinator-cycles.js'
 import { spawnCoordinator } from './coordinator-server.js'
 import { type Counters, diffCounters, readCounters, SETTLE_MS } from './coordinator-steps.js'
 
@@ -41,6 +43,8 @@ interface Run {
   own: number
   postgres: number
   writes: Counters
+  // preflight: its requests a cycle, and the CPU ms of a GET /healthz (coordinator and client)
+  floor?: { requests: number; healthz: number }
 }
 
 // Installs the peers once per version list; answers the directory they are in.
@@ -107,7 +111,7 @@ async function runPreflight(): Promise<Run> {
       const before = await settledCounters(url)
       const cpu = sampleCpu(server.pid, database)
       const started = performance.now()
-      const { cycles } = await measureCycles({
+      const { cycles, timings } = await measureCycles({
         url: server.url,
         pid: server.pid,
         database,
@@ -120,12 +124,19 @@ async function runPreflight(): Promise<Run> {
       const seconds = (performance.now() - started) / 1000
       const spent = cpuSince(cpu, sampleCpu(server.pid, database))
       const after = await settledCounters(url)
+      const healthz = await measureWindows(
+        3,
+        () => sampleCpu(server.pid, database),
+        () => healthzRate(server.url, 4, 1000),
+      )
+      const requests = Object.values(timings).reduce((n, ms) => n + ms.length, 0) / timings.complete.length
       return {
         cycles: cycles.units,
         seconds,
         own: spent.coordinator + spent.client,
         postgres: spent.postgres,
         writes: diffCounters(after, before, 1),
+        floor: { requests, healthz: healthz.best.coordinator + healthz.best.client },
       }
     } finally {
       await server.stop()
@@ -202,9 +213,34 @@ async function main() {
         `${s.commits.toFixed(2)} | ${s.inserted.toFixed(2)} | ${s.updated.toFixed(2)} | ${s.deleted.toFixed(2)} | ${s.walKb.toFixed(2)} kB |`,
     )
   }
+  floorBound(runs)
   console.log(
     "\nper cycle; cycles/s of the fastest turn (the least disturbed), the rest summed over every turn; WAL is the cluster's (other users of the server add to it)",
   )
+}
+
+// A preflight cycle holds a peer's: statements through a driver, a job's rows inserted, claimed and
+// finished in PostgreSQL (and more: the report, the events). Over HTTP it adds its requests, each at
+// least a GET /healthz for the coordinator and its client. So its CPU a cycle is at least the peer's
+// plus that floor; where CPU binds (2 cores, everything on them), its rate at most peer / (peer + floor)
+// of the peer's, whatever the coordinator's own code costs.
+function floorBound(runs: Map<string, Run[]>) {
+  const floors = (runs.get('preflight') ?? []).flatMap((r) => (r.floor ? [r.floor] : []))
+  if (floors.length === 0) return
+  const requests = floors.reduce((n, f) => n + f.requests, 0) / floors.length
+  const healthz = Math.min(...floors.map((f) => f.healthz))
+  const floor = requests * healthz
+  console.log(
+    `\nthe floor of a preflight cycle: ${requests.toFixed(2)} requests × ${healthz.toFixed(3)} ms (GET /healthz, coordinator and client, the least of the turns) = ${floor.toFixed(2)} ms of CPU`,
+  )
+  for (const [name, peer] of runs) {
+    if (name === 'preflight') continue
+    const s = summary(peer)
+    const cpu = s.own + s.postgres
+    console.log(
+      `  ${name}: ${cpu.toFixed(2)} ms a cycle; preflight at least ${(cpu + floor).toFixed(2)}: at most ${(cpu / (cpu + floor)).toFixed(2)}× its rate where CPU binds`,
+    )
+  }
 }
 
 function summary(runs: Run[]) {
