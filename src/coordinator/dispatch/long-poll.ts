@@ -31,7 +31,7 @@ export interface Poll<T> {
 export async function longPoll<T>(
   poll: Poll<T>,
   waitMs: number,
-  { clock, signal }: { clock: Clock; signal: AbortSignal },
+  { clock, signal }: { clock: Clock; signal: Pick<AbortSignal, 'aborted'> },
 ): Promise<T> {
   const left = countdown(clock, waitMs)
   for (;;) {

@@ -1,4 +1,5 @@
 // The worker's routes: claim (long-poll), and the fenced writes heartbeat, preflight, events, complete.
+import type { Context } from 'hono'
 import {
   ClaimRequest,
   ClaimResponse,
@@ -19,8 +20,16 @@ import { appendWorkerEvent } from '../dispatch/events.js'
 import { renewLease } from '../dispatch/fence.js'
 import { longPoll } from '../dispatch/long-poll.js'
 import { storeReport } from '../dispatch/preflight.js'
-import { requestGone } from '../http/deadline.js'
-import { authedRoute, createRouter, errorResponse, jsonBody, jsonResponse, scrubNul } from '../http/http.js'
+import { isGone, requestGone } from '../http/deadline.js'
+import {
+  type AppEnv,
+  authedRoute,
+  createRouter,
+  errorResponse,
+  jsonBody,
+  jsonResponse,
+  scrubNul,
+} from '../http/http.js'
 import { holding, LONG_POLLS_HELD } from '../http/per-token.js'
 
 const fencedErrors = {
@@ -93,11 +102,9 @@ export const workerRoutes = (deps: Deps) =>
   createRouter()
     .openapi(claim, async (c) => {
       const started = performance.now()
-      // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now.
-      const gone = requestGone(c)
       const req = c.req.valid('json')
       const wait = Math.min(req.waitMs ?? 0, deps.config.claimWaitCapMs)
-      const got = await holding(c, deps.longPolls, wait, () => claimWithin(deps, req, wait, gone))
+      const got = await holding(c, deps.longPolls, wait, () => claimWithin(deps, req, wait, c))
       deps.metrics.observeClaimWait(performance.now() - started)
       if (!got) return c.body(null, 204)
       return c.json(claimed(deps, got), 200)
@@ -137,7 +144,7 @@ export const workerRoutes = (deps: Deps) =>
       deps.watch.changed(id)
       // Only for a completion this request stored, and while its worker still waits for the answer: a
       // retry (a replay) or an answer nobody reads would claim a dispatch for nobody until its lease lapsed.
-      const next = body.next && written && !requestGone(c).aborted && (await claimAfter(deps, body.next))
+      const next = body.next && written && !isGone(c) && (await claimAfter(deps, body.next))
       return c.json(next ? { ...answer, next } : answer, 200)
     })
 
@@ -174,13 +181,20 @@ async function claimWithin(
   deps: Deps,
   req: ClaimRequest,
   waitMs: number,
-  signal: AbortSignal,
+  c: Context<AppEnv>,
 ): Promise<ClaimResponse | undefined> {
+  // A worker that has gone, or a deadline that passed: nobody would learn of a claim made now. Asked
+  // before each look; the signal to wait on is made only when the claim parks.
+  const gone = {
+    get aborted() {
+      return isGone(c)
+    },
+  }
   const { got } = await longPoll(
     {
       look: async () => {
         // A worker that has gone would never learn of a claim: its lease would hold the dispatch until it lapsed.
-        if (signal.aborted) return { looked: 0, got: undefined }
+        if (gone.aborted) return { looked: 0, got: undefined }
         const looked = performance.now()
         return {
           looked,
@@ -189,11 +203,12 @@ async function claimWithin(
       },
       ready: ({ got }) => got !== undefined,
       // a dispatch queued while the claim looked (after its snapshot) woke it already: it looks again at once
-      park: ({ looked }, ms) => deps.waker.wait(Math.min(ms, deps.config.claimPollMs), signal, looked),
+      park: ({ looked }, ms) =>
+        deps.waker.wait(Math.min(ms, deps.config.claimPollMs), requestGone(c), looked),
       closed: () => deps.waker.isClosed,
     },
     waitMs,
-    { clock: deps.clock, signal },
+    { clock: deps.clock, signal: gone },
   )
   return got
 }

@@ -1,9 +1,13 @@
 // Long-polling claims: nothing is claimed for a worker that has gone; a wake-up that came while the claim
 // looked is not lost. (Wake-ups across coordinators: test/coordinator/server.test.ts.)
+import { request } from 'node:http'
 import { sql } from 'drizzle-orm'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { rows } from '../../../src/coordinator/db/client.js'
+import { Waker } from '../../../src/coordinator/dispatch/waker.js'
+import { createLog } from '../../../src/log/log.js'
 import { tokens, useTestApp } from '../../support/app.js'
+import { type Served, serveCoordinator } from '../../support/served.js'
 import { definition, workspace } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
 
@@ -50,6 +54,44 @@ describe('a claim whose worker has gone', () => {
     const id = await queueQuietly()
     expect((await claimWith(AbortSignal.abort(), 0)).status).toBe(204)
     expect(await dispatch(id)).toMatchObject({ status: 'queued', attempt: 0 })
+  })
+})
+
+// On the server the coordinator asks Node's response whether the worker has gone (http/deadline.ts isGone),
+// not the request's signal: the same answer, seen over HTTP.
+describe('a claim whose worker has gone, served over HTTP', () => {
+  const waker = new Waker()
+  const lines: string[] = []
+  let served: Served
+  beforeAll(async () => {
+    const log = createLog({ name: 'coordinator', level: 'info', stream: { write: (l) => lines.push(l) } })
+    served = await serveCoordinator(() => ({ waker, log, config: { claimPollMs: 60_000 } }))
+    await served.request('POST', '/v1/subagents', { body: definition() })
+  })
+  afterAll(() => served.stop())
+
+  it('leaves a dispatch queued when the worker hung up while its claim waited', async () => {
+    const claim = request(`${served.server.url}/v1/worker/claim`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.worker}`, 'content-type': 'application/json' },
+    })
+    claim.on('error', () => {})
+    claim.end(JSON.stringify({ workerId: 'hung-up', waitMs: 20_000 }))
+    await waitFor(() => waker.waiting === 1, { what: 'the claim to be parked' })
+    const id = crypto.randomUUID()
+    await served.t.db.orm.execute(
+      sql`INSERT INTO dispatches (id, subagent_name, subagent_version, workspace)
+          VALUES (${id}, 'frontend-fixer', 1, ${JSON.stringify(workspace)}::jsonb)`,
+    )
+    claim.destroy()
+    // the claim's handler has ended once its access record is written
+    await waitFor(() => lines.some((l) => l.includes('"route":"/v1/worker/claim"')), {
+      what: 'the claim to end',
+    })
+    expect((await served.request('GET', `/v1/dispatches/${id}`)).body).toMatchObject({
+      status: 'queued',
+      attempt: 0,
+    })
   })
 })
 
