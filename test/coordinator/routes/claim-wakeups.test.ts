@@ -7,8 +7,8 @@ import { rows } from '../../../src/coordinator/db/client.js'
 import { Waker } from '../../../src/coordinator/dispatch/waker.js'
 import { createLog } from '../../../src/log/log.js'
 import { tokens, useTestApp } from '../../support/app.js'
-import { type Served, serveCoordinator } from '../../support/served.js'
 import { definition, workspace } from '../../support/fixtures.js'
+import { type Served, serveCoordinator } from '../../support/served.js'
 import { waitFor } from '../../support/wait.js'
 
 describe('a claim whose worker has gone', () => {
