@@ -7,7 +7,8 @@ import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../supp
 import { waitFor } from '../../support/wait.js'
 
 describe('a completion with next', () => {
-  const h = useTestApp()
+  // the metrics' text rebuilt on every scrape: a claim made with a completion is counted at once
+  const h = useTestApp({ metricsCacheMs: 0 })
   beforeAll(async () => {
     await h.call('POST', '/v1/subagents', { body: definition() })
   })
@@ -36,8 +37,17 @@ describe('a completion with next', () => {
     const c = await running()
     expect(c.dispatch.id).toBe(first)
     const second = await queueDispatch(h)
+    const claims = async () =>
+      Number(
+        /^preflight_claim_wait_seconds_count (\d+)$/m.exec(
+          await (await h.app.request('/metrics')).text(),
+        )?.[1],
+      )
+    const claimsBefore = await claims()
     const r = await completeWithNext(first, fenceOf(c))
     expect(r.status).toBe(200)
+    // counted with the claims, as a claim request is
+    expect(await claims()).toBe(claimsBefore + 1)
     expect(r.body).toMatchObject({ id: first, status: 'succeeded' })
     expect(r.body.next.dispatch).toMatchObject({ id: second, attempt: 1 })
     expect(r.body.next.subagent).toEqual(definition())
