@@ -6,11 +6,12 @@
 // The cases take turns, BENCH_CLAIM_TURNS times (default 2), so the machine's moods fall on all of
 // them. Then the listing's metadata filter on those dispatches, with its plans.
 import { randomBytes } from 'node:crypto'
-import { sql as q, type SQL } from 'drizzle-orm'
-import type { Sql } from 'postgres'
-import { type Orm, PREPARED, rows } from '../../src/coordinator/db/client.js'
+import type { SQL } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
+import type { ParameterOrJSON, Sql } from 'postgres'
+import { clientOf, type Orm, rows } from '../../src/coordinator/db/client.js'
 import { dispatchesQuery } from '../../src/coordinator/db/dispatch-list.js'
-import { claimStatement, PRIORITY_AGING_MS } from '../../src/coordinator/db/leases.js'
+import { claimNext, claimStatement, PRIORITY_AGING_MS } from '../../src/coordinator/db/leases.js'
 import { formatMs, percentile } from './coordinator-stats.js'
 
 export const QUEUED = 100_000
@@ -74,31 +75,36 @@ async function timeHttp(url: string, token: string, rounds: number) {
   return ms
 }
 
-const statement = () =>
-  claimStatement({ workerId: 'bench-sql' }, 60_000, PRIORITY_AGING_MS, randomBytes(24).toString('base64url'))
+const worker = { workerId: 'bench-sql' }
 
-// Through the coordinator's database layer (its postgres.js client as drizzle set it up, which passes
-// jsonb parameters as they are), prepared as the coordinator runs it.
+// Through the coordinator's database layer, prepared as the coordinator runs it.
 async function timeSql(orm: Orm, rounds: number) {
   const ms: number[] = []
   for (let round = 0; round < rounds; round++) {
-    const claim = statement()
     const started = performance.now()
-    const got = await rows(orm, claim, PREPARED)
+    const got = await claimNext(orm, worker, 60_000, PRIORITY_AGING_MS)
     ms.push(performance.now() - started)
-    if (got.length !== 1) throw new Error('the claim took nothing')
+    if (!got) throw new Error('the claim took nothing')
   }
   return ms
 }
 
-// EXPLAIN ANALYZE runs the statement: in a transaction that is rolled back, so nothing is claimed.
-async function explain(orm: Orm, statement: SQL): Promise<string> {
+// The claim's own text and values, as claimNext() sends them (drizzle would number each use of a value
+// anew).
+const claimQuery = () =>
+  claimStatement(worker, 60_000, PRIORITY_AGING_MS, randomBytes(24).toString('base64url'))
+
+// EXPLAIN ANALYZE runs the statement: in a transaction that is rolled back, so nothing is claimed. Through
+// the coordinator's postgres.js client (its jsonb parameters passed as the text they are).
+async function explain(orm: Orm, query: { text: string; values: unknown[] }): Promise<string> {
+  const client = clientOf(orm)
+  if (!client) throw new Error('the claim benchmark runs on PostgreSQL')
   let plan = ''
-  await orm
-    .transaction(async (tx) => {
-      const lines = await rows<{ 'QUERY PLAN': string }>(
-        tx,
-        q`explain (analyze, buffers, costs off) ${statement}`,
+  await client
+    .begin(async (tx) => {
+      const lines = await tx.unsafe(
+        `explain (analyze, buffers, costs off) ${query.text}`,
+        query.values as ParameterOrJSON<never>[],
       )
       plan = lines.map((row) => `    ${row['QUERY PLAN']}`).join('\n')
       throw new Error('rollback')
@@ -107,6 +113,11 @@ async function explain(orm: Orm, statement: SQL): Promise<string> {
       if (err.message !== 'rollback') throw err
     })
   return plan
+}
+
+const asQuery = (statement: SQL) => {
+  const { sql: text, params } = new PgDialect().sqlToQuery(statement)
+  return { text, values: params }
 }
 
 const summary = (ms: number[]) =>
@@ -127,7 +138,7 @@ export async function runClaimBench(opts: {
   for (let turn = 0; turn < TURNS; turn++)
     for (const c of cases) {
       await fill(opts.sql, c)
-      if (turn === 0) plans.push(`\n  ${c.name}\n${await explain(opts.orm, statement())}`)
+      if (turn === 0) plans.push(`\n  ${c.name}\n${await explain(opts.orm, claimQuery())}`)
       // not counted: the coordinator's first claims (code and plans warm up)
       await timeHttp(opts.url, opts.token, 10)
       const http = await timeHttp(opts.url, opts.token, opts.rounds)
@@ -152,7 +163,7 @@ export async function runClaimBench(opts: {
       ms.push(performance.now() - started)
     }
     console.log(
-      `\n  ${name}: ${found} rows, SQL alone p50 / p99 / max ${summary(ms)}\n${await explain(opts.orm, page)}`,
+      `\n  ${name}: ${found} rows, SQL alone p50 / p99 / max ${summary(ms)}\n${await explain(opts.orm, asQuery(page))}`,
     )
   }
   await opts.sql.unsafe(`delete from dispatches where subagent_name = '${SUBAGENT}'`)

@@ -65,6 +65,8 @@ const clients = new WeakMap<Orm, postgres.Sql>()
 const dialect = new PgDialect()
 
 // The postgres.js client of an Orm that connectPostgres made; undefined for PGlite and a transaction.
+// drizzle's driver set it up: its json and jsonb parameters go as the text they are given (postgres.js's
+// own default would JSON.stringify a JSON text again), which is what statement.ts and rows() pass.
 export const clientOf = (db: Orm): postgres.Sql | undefined => clients.get(db)
 
 export function connectPostgres(url: string, opts: ConnectOptions = {}): Database {

@@ -57,7 +57,8 @@ const insertText = (notify: boolean) =>
   )
 const inserts = { quiet: insertText(false), notifying: insertText(true) }
 
-const jsonOrNull = (value: unknown) => (value === undefined ? null : JSON.stringify(value))
+// NULL for a value not given (as jsonb() did): never the JSON `null`, which a claim's labels check would refuse
+const jsonOrNull = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value))
 
 export async function insertDispatch(
   db: Orm,

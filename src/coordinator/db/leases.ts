@@ -1,11 +1,11 @@
 // Leases: claim (one statement, FOR UPDATE SKIP LOCKED), heartbeat, the sweep, and the write fence.
 import { randomBytes } from 'node:crypto'
-import { type SQL, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import { type ClaimResponse, type DispatchStatus, ExpiryReason, type Fence } from '../../contract/index.js'
 import { type Orm, one, PREPARED, rows } from './client.js'
 import type { dispatches, SqlRow, subagentVersions } from './schema.js'
 import { event, eventText, iso, isoText, NOTIFY_CHANNEL } from './sql.js'
-import { asSql, runOne, statement } from './statement.js'
+import { bind, runOne, statement } from './statement.js'
 
 const interval = (ms: number) => sql`make_interval(secs => ${ms / 1000}::double precision)`
 
@@ -85,14 +85,14 @@ const claimParams = (
   agingS: agingMs / 1000,
 })
 
-// The claim as drizzle SQL, unexecuted: the benchmark and a test EXPLAIN it.
+// The claim's text and values as claimNext() sends them, unexecuted: the benchmark and a test EXPLAIN it.
 export function claimStatement(
   worker: { workerId: string; labels?: string[] | undefined },
   leaseMs: number,
   agingMs: number,
   token: string,
-): SQL {
-  return asSql(claimText, claimParams(worker, leaseMs, agingMs, token))
+) {
+  return bind(claimText, claimParams(worker, leaseMs, agingMs, token))
 }
 
 // Takes the next queued dispatch whose labels the worker has (see claimText); undefined when there

@@ -27,7 +27,11 @@ export function statement<P, T>(
       return `$${at === -1 ? names.push(name as keyof P & string) : at + 1}`
     },
   })
-  return { text: build(placeholders), names }
+  const text = build(placeholders)
+  // asSql() splits the text at each `$n`: there must be none but the placeholders (no `$1` in a literal)
+  for (const [, n] of text.matchAll(/\$(\d+)/g))
+    if (Number(n) < 1 || Number(n) > names.length) throw new Error(`$${n} is no parameter of: ${text}`)
+  return { text, names }
 }
 
 const valuesOf = <P>(st: Statement<P, unknown>, params: P) =>
@@ -37,7 +41,14 @@ const valuesOf = <P>(st: Statement<P, unknown>, params: P) =>
     return value
   })
 
-// The statement with its values as drizzle SQL: for PGlite, a transaction, and EXPLAIN.
+// The text and the values in placeholder order: what run() sends to postgres.js (and EXPLAIN may).
+export const bind = <P>(st: Statement<P, unknown>, params: P) => ({
+  text: st.text,
+  values: valuesOf(st, params),
+})
+
+// The statement with its values as drizzle SQL: for PGlite and a transaction. (drizzle numbers each use
+// of a value anew: the text differs from the prepared one where a parameter is used twice.)
 export function asSql<P>(st: Statement<P, unknown>, params: P): SQL {
   const values = valuesOf(st, params)
   const parts = st.text.split(/\$(\d+)/)

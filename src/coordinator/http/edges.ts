@@ -65,8 +65,8 @@ function answerHeaders(c: Context<AppEnv>, reqId: string) {
     return
   }
   const headers = c.res.headers
-  for (const [name, value] of SECURE_HEADERS) if (!headers.has(name)) headers.set(name, value)
-  headers.set('X-Request-Id', reqId)
+  for (const [name, value] of [...SECURE_HEADERS, ['X-Request-Id', reqId] as const])
+    if (!headers.has(name)) headers.set(name, value)
 }
 
 // One record per request: its id, method, route pattern (never the raw path: ids in it are not the

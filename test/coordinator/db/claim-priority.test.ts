@@ -1,7 +1,6 @@
 // The claim statement itself: the highest priority first, then the oldest; a dispatch queued longer than
 // the aging bound before every newer one, whatever their priority; labels still decide who may take one.
 import { sql } from 'drizzle-orm'
-import { PgDialect } from 'drizzle-orm/pg-core'
 import postgres from 'postgres'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Orm } from '../../../src/coordinator/db/client.js'
@@ -99,8 +98,12 @@ describe('the claim order', () => {
 // the queue grew (a claim a cycle read every dispatch in the cycle benchmark).
 describe('the plan a connection keeps for the claim', () => {
   it('updates the claimed row by its key, never by a scan of every dispatch', async () => {
-    const { sql: text, params } = new PgDialect().sqlToQuery(
-      claimStatement({ workerId: 'w-plan', labels: ['gpu'] }, 60_000, AGING_MS, 'token'),
+    // the text and values the coordinator sends
+    const { text, values: params } = claimStatement(
+      { workerId: 'w-plan', labels: ['gpu'] },
+      60_000,
+      AGING_MS,
+      'token',
     )
     const literal = (v: unknown) =>
       typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`

@@ -1,6 +1,7 @@
 // The edges of every request: the access log (one record per request with its id, route pattern,
 // status and duration; never a secret), and the headers every answer carries, on the server and in
 // app.request() alike.
+import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { edges, SECURE_HEADERS } from '../../../src/coordinator/http/edges.js'
 import { createRouter, renderError } from '../../../src/coordinator/http/http.js'
@@ -142,6 +143,30 @@ describe('the headers of every answer', () => {
       const page = await get('/ui/sign-in')
       expect(page.headers.get('content-security-policy')).toBeTruthy()
       expectEdgeHeaders(page.headers)
+    })
+  })
+
+  describe("a handler's own", () => {
+    const app = createRouter()
+    app.use('*', edges({}))
+    app.get('/framed', (c) => {
+      c.header('X-Frame-Options', 'DENY')
+      return c.json({ framed: false })
+    })
+    let server: ReturnType<typeof serve> | undefined
+    afterAll(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())))
+
+    it('is kept, on the server and in app.request() alike', async () => {
+      const url = await new Promise<string>((resolve) => {
+        server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+          resolve(`http://127.0.0.1:${info.port}`),
+        )
+      })
+      for (const res of [await fetch(`${url}/framed`), await app.request('/framed')]) {
+        expect(res.headers.get('x-frame-options')).toBe('DENY')
+        expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+        expect(res.headers.get('x-request-id')).toMatch(UUID)
+      }
     })
   })
 

@@ -57,8 +57,8 @@ describe('a claim whose worker has gone', () => {
   })
 })
 
-// On the server the coordinator asks Node's response whether the worker has gone (http/deadline.ts isGone),
-// not the request's signal: the same answer, seen over HTTP.
+// On the server the coordinator asks Node's response whether the worker has gone (http/deadline.ts isGone):
+// the same answer as the request's signal (both are told by the connection's close), seen over HTTP.
 describe('a claim whose worker has gone, served over HTTP', () => {
   const waker = new Waker()
   const lines: string[] = []

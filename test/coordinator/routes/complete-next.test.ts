@@ -2,7 +2,7 @@
 // completion stored first and the claim the same as POST /v1/worker/claim's.
 import { sql } from 'drizzle-orm'
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { useTestApp } from '../../support/app.js'
+import { tokens, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
 
@@ -75,6 +75,21 @@ describe('a completion with next', () => {
     const d = await running()
     const labelled = await completeWithNext(d.dispatch.id, fenceOf(d), { workerId: 'w1', labels: ['gpu'] })
     expect(labelled.body.next.dispatch).toMatchObject({ id: gpu, labels: ['gpu'] })
+  })
+
+  it('stores the completion and claims nothing when its worker has gone: nobody would learn of the claim', async () => {
+    await queueDispatch(h)
+    const c = await running()
+    const waiting = await queueDispatch(h)
+    const res = await h.app.request(`/v1/dispatches/${c.dispatch.id}/complete`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.worker}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...fenceOf(c), exitCode: 0, next: { workerId: 'w1' } }),
+      signal: AbortSignal.abort(),
+    })
+    expect(await res.json()).toEqual({ id: c.dispatch.id, status: 'succeeded' })
+    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
+    expect(left).toMatchObject({ status: 'queued', attempt: 0 })
   })
 
   it('claims nothing for a retry of a stored completion: its first answer may have been lost with a claim in it', async () => {
