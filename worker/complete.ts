@@ -133,20 +133,20 @@ async function withLess<
   const { detail, ...bare } = plain
   // each with less than the one before
   const fallbacks = [
-    ...(observed === undefined ? [] : [plain as B]),
-    ...(detail === undefined ? [] : [bare as B]),
+    ...(observed === undefined ? [] : [{ body: plain as B, without: 'the observation' }]),
+    ...(detail === undefined ? [] : [{ body: bare as B, without: 'the output tail' }]),
   ]
   let sending = body
   for (;;) {
     try {
       return await send(sending)
     } catch (err) {
-      const next = fallbacks.shift()
-      if (!isRefusedAsTooMuch(err) || !next) throw err
+      const less = fallbacks.shift()
+      if (!isRefusedAsTooMuch(err) || !less) throw err
       job.log.info('the coordinator refused the completion: it is sent again with less', {
-        without: 'detail' in next ? 'the observation' : 'the output tail',
+        without: less.without,
       })
-      sending = next
+      sending = less.body
     }
   }
 }

@@ -1,6 +1,6 @@
 // One claimed dispatch: its fence, its lease, its cancellation and what to release when it ends.
 import { hostname } from 'node:os'
-import type { ClaimResponse } from '../src/contract/index.js'
+import type { ClaimResponse, CompleteRequest } from '../src/contract/index.js'
 import type { Api, DispatchFence } from './api.js'
 import type { Fenced } from './claim.js'
 import { cleanUp } from './cleanup.js'
@@ -34,7 +34,8 @@ export interface DispatchDeps {
   next?: NextClaim
 }
 
-export type NextRequest = { workerId: string; labels?: string[] }
+// what a completion asks for: the claim request it stands for, without a wait
+export type NextRequest = NonNullable<CompleteRequest['next']>
 
 export interface NextClaim {
   // what the completion asks for; undefined when the slot takes no other (stopping, its last dispatch,

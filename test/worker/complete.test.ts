@@ -26,16 +26,17 @@ function jobAnswering(answer: (exit: AgentExit) => unknown, next?: NextClaim) {
     },
   } as unknown as Api
   const claim = workerClaim()
+  const { log, records } = recordingLog()
   const job = openJob(claim, {
     api,
-    log: recordingLog().log,
+    log,
     config: workerConfig({ git: GIT, workerId: 'w', workdir: '/nowhere' }),
     env: {},
     signal: new AbortController().signal,
     ...(next ? { next } : {}),
   })
   opened.push(job)
-  return { job, sent }
+  return { job, sent, records }
 }
 
 // A slot's side of `next` that asks for `asking` and records what it is told.
@@ -108,6 +109,22 @@ describe('complete', () => {
     expect(await complete(job, { exitCode: 0, durationMs: 1 }, undefined)).toBe('succeeded')
     expect(sent).toEqual([{ exitCode: 0, durationMs: 1, next: { workerId: 'w', labels: ['gpu'] } }])
     expect(told).toEqual(['handed {"claimed":"x"}'])
+  })
+
+  it('says what it sent again without: the observation of an exit that has no tail', async () => {
+    const { job, sent, records } = jobAnswering((exit) => {
+      if (exit.observed === undefined) return failed(exit)
+      throw new ApiError(413, 'payload-too-large', 'the body is over 1 MiB')
+    })
+    const observed = { source: 'trace' as const, exec: [], paths: [] }
+    job.observation = { record: () => ({ observed }) } as unknown as NonNullable<Job['observation']>
+    await complete(job, { exitCode: 0, durationMs: 1 }, undefined)
+    expect(sent).toEqual([
+      { exitCode: 0, durationMs: 1, observed },
+      { exitCode: 0, durationMs: 1 },
+    ])
+    const told = records.find((r) => r.msg.startsWith('the coordinator refused the completion'))
+    expect(told?.fields).toMatchObject({ without: 'the observation' })
   })
 
   it('sends the exit again without next, keeping its tail, to a coordinator from before next', async () => {

@@ -14,7 +14,7 @@ import { type Orm, one, PREPARED } from './client.js'
 import { newestEvents } from './events.js'
 import { findLatestPreflight } from './preflight.js'
 import type { dispatches, SqlRow } from './schema.js'
-import { event, eventText, iso, jsonb, NOTIFY_CHANNEL } from './sql.js'
+import { event, eventText, iso, jsonb, jsonText, NOTIFY_CHANNEL } from './sql.js'
 import { runOne, statement } from './statement.js'
 
 type Dispatch = SqlRow<typeof dispatches>
@@ -57,9 +57,6 @@ const insertText = (notify: boolean) =>
   )
 const inserts = { quiet: insertText(false), notifying: insertText(true) }
 
-// NULL for a value not given (as jsonb() did): never the JSON `null`, which a claim's labels check would refuse
-const jsonOrNull = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value))
-
 export async function insertDispatch(
   db: Orm,
   req: CreateDispatchRequest,
@@ -69,11 +66,11 @@ export async function insertDispatch(
     id: randomUUID(),
     subagent: req.subagent,
     workspace: JSON.stringify(req.workspace),
-    labels: jsonOrNull(req.labels),
+    labels: jsonText(req.labels),
     idempotencyKey: req.idempotencyKey ?? null,
     maxAttempts: opts.maxAttempts,
     priority: req.priority ?? 0,
-    metadata: jsonOrNull(req.metadata),
+    metadata: jsonText(req.metadata),
     deadline: req.deadline ?? null,
     timeoutS: req.timeoutMs === undefined ? null : req.timeoutMs / 1000,
   })

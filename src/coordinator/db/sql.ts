@@ -39,9 +39,13 @@ export function keysetWindow(
   ]
 }
 
+// A JSON value as the text of a jsonb parameter; NULL (not the JSON `null`) for none: a labels column
+// holding JSON `null` would fail every claim's labels check.
+export const jsonText = (value: unknown): string | null =>
+  value === undefined || value === null ? null : JSON.stringify(value)
+
 // A JSON value as a jsonb parameter (both drivers pass the text through; NULL stays NULL).
-export const jsonb = (value: unknown): SQL =>
-  value === undefined || value === null ? sql`NULL::jsonb` : sql`${JSON.stringify(value)}::jsonb`
+export const jsonb = (value: unknown): SQL => sql`${jsonText(value)}::jsonb`
 
 // A report's results as the coordinator judged them (migration 0016): its own list where a
 // report-incomplete verdict added results, else the ones it was sent with. `table`: the report's

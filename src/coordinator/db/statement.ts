@@ -11,6 +11,7 @@ export interface Statement<P, T> {
   readonly text: string
   // the parameter of each placeholder: names[n - 1] is `$n`
   readonly names: readonly (keyof P & string)[]
+  // never set: it carries the row's type from statement() to run()
   readonly row?: T
 }
 

@@ -4,10 +4,9 @@
 // only when asked for: most requests never look, and a signal per request was 3 % of the
 // coordinator's CPU (docs/benchmarks.md). A handler that only asks whether it is over asks `isGone(c)`,
 // which makes none: two AbortControllers and a listener were ~20 µs of a claim.
-import type { ServerResponse } from 'node:http'
 import type { Context, MiddlewareHandler } from 'hono'
 import { ApiError, ErrorCode } from './errors.js'
-import type { AppEnv } from './http.js'
+import { type AppEnv, outgoingOf } from './http.js'
 
 export interface Deadline {
   // the request as a signal, aborted when its deadline passes or its client goes (at once when either has)
@@ -23,7 +22,7 @@ export const requestGone = (c: Context<AppEnv>): AbortSignal =>
 // gone; without one (app.request() in the tests), the request's own signal says so.
 export function isGone(c: Context<AppEnv>): boolean {
   if (c.var.deadline?.passed()) return true
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+  const outgoing = outgoingOf(c)
   return outgoing ? outgoing.destroyed : c.req.raw.signal.aborted
 }
 

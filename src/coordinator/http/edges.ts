@@ -4,10 +4,9 @@
 // (docs/benchmarks.md). Here they are set on Node's own response, which the server writes with the
 // handler's; and a request's answer keeps the handler's plain headers.
 import { randomUUID } from 'node:crypto'
-import type { ServerResponse } from 'node:http'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { Log } from '../../log/log.js'
-import { type AppEnv, routeOf } from './http.js'
+import { type AppEnv, outgoingOf, routeOf } from './http.js'
 
 // hono's secureHeaders() defaults, on every answer (a handler that sets one of these itself keeps its value).
 export const SECURE_HEADERS: readonly (readonly [string, string])[] = [
@@ -58,7 +57,7 @@ export function edges({ log, metrics }: EdgeOptions): MiddlewareHandler<AppEnv> 
 // On the server, onto Node's response: written with the handler's headers, which win a clash. Without
 // one (app.request() in the tests), onto the answer itself.
 function answerHeaders(c: Context<AppEnv>, reqId: string) {
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+  const outgoing = outgoingOf(c)
   if (outgoing && !outgoing.headersSent) {
     for (const [name, value] of SECURE_HEADERS) outgoing.setHeader(name, value)
     outgoing.setHeader('X-Request-Id', reqId)

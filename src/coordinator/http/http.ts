@@ -1,5 +1,7 @@
 // Shared pieces of the route files: the app's env type, a router whose validation failures are
 // the error envelope, and helpers to declare JSON bodies and error responses in OpenAPI.
+
+import type { ServerResponse } from 'node:http'
 import { createRoute, OpenAPIHono, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
@@ -175,6 +177,10 @@ function scrubAll<T>(value: T): T {
 // The pattern of the route that answered (`/v1/dispatches/:id`, never the path with its ids);
 // `unmatched` when none did. The last matched route that is not a middleware's wildcard: a middleware
 // registered after a handler (the page's session check, for every /ui/* after sign-in) matches too.
+// Node's response to the request, on the server (@hono/node-server passes it); undefined in app.request().
+export const outgoingOf = (c: Context): ServerResponse | undefined =>
+  (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing
+
 export function routeOf(c: Context): string {
   const routes = matchedRoutes(c)
   for (let i = routes.length - 1; i >= 0; i--) {

@@ -2,6 +2,7 @@
 // and PGlite (through drizzle), and a parameter left out refused before anything runs.
 import { PgDialect } from 'drizzle-orm/pg-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { jsonText } from '../../../src/coordinator/db/sql.js'
 import { asSql, run, statement } from '../../../src/coordinator/db/statement.js'
 import { createPgliteDatabase, createTestDatabase, type TestDatabase } from '../../support/db.js'
 
@@ -16,10 +17,25 @@ describe('statement', () => {
     expect(echo.text).toBe('SELECT $1::int AS a, $2::text AS b, $3::jsonb AS c WHERE $1::int > 0')
   })
 
+  it('refuses a $n in the text that is no parameter: asSql() would take it for one', () => {
+    expect(() => statement<{ a: number }, never>((p) => `SELECT ${p.a}::int, '$2' AS price`)).toThrow(
+      /\$2 is no parameter/,
+    )
+  })
+
   it('is the same statement as drizzle SQL, with the values as parameters', () => {
     const query = new PgDialect().sqlToQuery(asSql(echo, { a: 1, b: null, c: '{"x":1}' }))
     expect(query.sql).toBe('SELECT $1::int AS a, $2::text AS b, $3::jsonb AS c WHERE $4::int > 0')
     expect(query.params).toEqual([1, null, '{"x":1}', 1])
+  })
+
+  it('takes JSON as text, and a value not given, or null, as NULL: never the JSON null', () => {
+    expect([jsonText(undefined), jsonText(null), jsonText(['gpu']), jsonText('x')]).toEqual([
+      null,
+      null,
+      '["gpu"]',
+      '"x"',
+    ])
   })
 
   const databases: [string, () => Promise<TestDatabase>][] = [

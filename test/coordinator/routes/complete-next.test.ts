@@ -2,9 +2,16 @@
 // completion stored first and the claim the same as POST /v1/worker/claim's.
 import { sql } from 'drizzle-orm'
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { tokens, useTestApp } from '../../support/app.js'
+import { type TestApp, tokens, useTestApp } from '../../support/app.js'
 import { claim, definition, fenceOf, queueDispatch, reportFor } from '../../support/fixtures.js'
 import { waitFor } from '../../support/wait.js'
+
+// A dispatch no completion's claim took: queued as it was.
+const expectNeverClaimed = async (h: TestApp, id: string) =>
+  expect((await h.call('GET', `/v1/dispatches/${id}`, { role: 'operator' })).body).toMatchObject({
+    status: 'queued',
+    attempt: 0,
+  })
 
 describe('a completion with next', () => {
   // the metrics' text rebuilt on every scrape: a claim made with a completion is counted at once
@@ -88,8 +95,7 @@ describe('a completion with next', () => {
       signal: AbortSignal.abort(),
     })
     expect(await res.json()).toEqual({ id: c.dispatch.id, status: 'succeeded' })
-    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
-    expect(left).toMatchObject({ status: 'queued', attempt: 0 })
+    await expectNeverClaimed(h, waiting)
   })
 
   it('claims nothing for a retry of a stored completion: its first answer may have been lost with a claim in it', async () => {
@@ -103,8 +109,7 @@ describe('a completion with next', () => {
     expect(first.body).toEqual({ id: c.dispatch.id, status: 'succeeded' })
     const retry = await completeWithNext(c.dispatch.id, fenceOf(c))
     expect(retry.body).toEqual({ id: c.dispatch.id, status: 'succeeded' })
-    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
-    expect(left.status).toBe('queued')
+    await expectNeverClaimed(h, waiting)
   })
 
   it('answers a stored completion without next when its claim fails, never as an error', async () => {
@@ -120,8 +125,7 @@ describe('a completion with next', () => {
     } finally {
       await h.t.db.orm.execute(sql`ALTER TABLE subagent_versions_away RENAME TO subagent_versions`)
     }
-    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
-    expect(left.status).toBe('queued')
+    await expectNeverClaimed(h, waiting)
   })
 
   it('claims nothing for a completion the fence refuses', async () => {
@@ -130,8 +134,7 @@ describe('a completion with next', () => {
     const waiting = await queueDispatch(h)
     const r = await completeWithNext(c.dispatch.id, { ...fenceOf(c), leaseToken: 'not-the-token' })
     expect(r.status).toBe(409)
-    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
-    expect(left.status).toBe('queued')
+    await expectNeverClaimed(h, waiting)
   })
 
   it('refuses a next that is not a claim request, and stores nothing', async () => {
@@ -182,7 +185,6 @@ describe('a completion with next past its deadline', () => {
       { what: 'the completion to be stored' },
     )
     await new Promise((resolve) => setTimeout(resolve, 200))
-    const left = (await h.call('GET', `/v1/dispatches/${waiting}`, { role: 'operator' })).body
-    expect(left.status).toBe('queued')
+    await expectNeverClaimed(h, waiting)
   })
 })
